@@ -1,0 +1,96 @@
+// The ragpp tool's plumbing: a registry of subcommands and a small declarative
+// argument parser that also writes each subcommand's --help.
+//
+// A subcommand lives in examples/cli/cmd_<name>.cpp and registers itself:
+//
+//   static int run_analyze(cli::ArgParser& args) { ... return 0; }
+//   static const cli::Register reg{{"analyze", "print the terms of a text",
+//       [](cli::ArgParser& p) { p.option("analyzer", "NAME", "...", "standard")
+//                                .positional("TEXT", "...", cli::many); },
+//       run_analyze}};
+//
+// Errors: throw cli::UsageError for bad arguments (exit 2, usage hint on stderr) or
+// let a ragpp::Error through (exit 1, its message on stderr).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cli {
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum Arity { one, many, optional_one, optional_many };
+
+class ArgParser {
+public:
+    ArgParser(std::string command, std::string summary) : command_(std::move(command)), summary_(std::move(summary)) {}
+
+    /// A boolean switch --name.
+    ArgParser& flag(const std::string& name, const std::string& help);
+    /// An option --name VALUE (or --name=VALUE), with an optional default.
+    ArgParser& option(const std::string& name, const std::string& metavar, const std::string& help,
+                      std::optional<std::string> default_value = std::nullopt);
+    /// A repeatable option --name VALUE ...
+    ArgParser& repeated(const std::string& name, const std::string& metavar, const std::string& help);
+    /// A positional argument (declare them in order; only the last may be many/optional_many).
+    ArgParser& positional(const std::string& name, const std::string& help, Arity arity = one);
+    /// Free text printed after the options in --help.
+    ArgParser& epilog(const std::string& text) {
+        epilog_ = text;
+        return *this;
+    }
+
+    /// Parses; returns false when --help was asked (the help is printed on stdout).
+    /// Throws UsageError on an unknown option, a missing value or positional.
+    bool parse(const std::vector<std::string>& args);
+
+    [[nodiscard]] bool has(const std::string& name) const;                      // flag set, or option given/defaulted
+    [[nodiscard]] std::string get(const std::string& name) const;               // option or single positional
+    [[nodiscard]] std::vector<std::string> all(const std::string& name) const;  // repeated option or many positional
+    [[nodiscard]] double number(const std::string& name) const;                 // option parsed as a number
+    [[nodiscard]] std::size_t count(const std::string& name) const;             // option parsed as a count >= 0
+    [[nodiscard]] std::string help() const;
+    [[nodiscard]] const std::string& command() const { return command_; }
+
+private:
+    struct Spec {
+        std::string name, metavar, help;
+        bool is_flag = false, is_repeated = false;
+        std::optional<std::string> default_value;
+    };
+    struct Pos {
+        std::string name, help;
+        Arity arity;
+    };
+    const Spec* find(const std::string& name) const;
+    std::string command_, summary_, epilog_;
+    std::vector<Spec> options_;
+    std::vector<Pos> positionals_;
+    std::map<std::string, std::vector<std::string>> values_;
+};
+
+struct Command {
+    std::string name;
+    std::string summary;
+    std::function<void(ArgParser&)> declare;
+    std::function<int(ArgParser&)> run;
+};
+
+std::vector<Command>& registry();
+
+struct Register {
+    explicit Register(Command c) { registry().push_back(std::move(c)); }
+};
+
+/// True when stderr is a terminal (progress bars only then).
+bool stderr_is_terminal();
+
+}  // namespace cli

@@ -1,0 +1,229 @@
+// ragpp: the command-line tool. See `ragpp --help` and docs/cli.md.
+#include "cli.hpp"
+
+#include <ragpp/core/error.hpp>
+#include <ragpp/version.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace cli {
+
+std::vector<Command>& registry() {
+    static std::vector<Command> commands;
+    return commands;
+}
+
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+ArgParser& ArgParser::flag(const std::string& name, const std::string& help) {
+    options_.push_back({name, "", help, true, false, std::nullopt});
+    return *this;
+}
+ArgParser& ArgParser::option(const std::string& name, const std::string& metavar, const std::string& help,
+                             std::optional<std::string> default_value) {
+    options_.push_back({name, metavar, help, false, false, std::move(default_value)});
+    return *this;
+}
+ArgParser& ArgParser::repeated(const std::string& name, const std::string& metavar, const std::string& help) {
+    options_.push_back({name, metavar, help, false, true, std::nullopt});
+    return *this;
+}
+ArgParser& ArgParser::positional(const std::string& name, const std::string& help, Arity arity) {
+    positionals_.push_back({name, help, arity});
+    return *this;
+}
+
+const ArgParser::Spec* ArgParser::find(const std::string& name) const {
+    for (const auto& s : options_)
+        if (s.name == name) return &s;
+    return nullptr;
+}
+
+bool ArgParser::parse(const std::vector<std::string>& args) {
+    std::vector<std::string> free;
+    bool only_positionals = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (only_positionals || a.size() < 2 || a[0] != '-' || a == "-") {
+            free.push_back(a);
+            continue;
+        }
+        if (a == "--") {
+            only_positionals = true;
+            continue;
+        }
+        if (a == "--help" || a == "-h") {
+            std::cout << help();
+            return false;
+        }
+        if (a.rfind("--", 0) != 0) throw UsageError("unknown option '" + a + "'");
+        std::string name = a.substr(2), value;
+        bool inline_value = false;
+        if (auto eq = name.find('='); eq != std::string::npos) {
+            value = name.substr(eq + 1);
+            name = name.substr(0, eq);
+            inline_value = true;
+        }
+        const Spec* spec = find(name);
+        if (!spec) throw UsageError("unknown option '--" + name + "'");
+        if (spec->is_flag) {
+            if (inline_value) throw UsageError("option '--" + name + "' takes no value");
+            values_[name].push_back("1");
+            continue;
+        }
+        if (!inline_value) {
+            if (i + 1 >= args.size()) throw UsageError("option '--" + name + "' needs a value (" + spec->metavar + ")");
+            value = args[++i];
+        }
+        auto& slot = values_[name];
+        if (!spec->is_repeated && !slot.empty()) throw UsageError("option '--" + name + "' given twice");
+        slot.push_back(value);
+    }
+    std::size_t next = 0;
+    for (const auto& p : positionals_) {
+        auto& slot = values_[p.name];
+        if (p.arity == one || p.arity == optional_one) {
+            if (next < free.size()) slot.push_back(free[next++]);
+            else if (p.arity == one) throw UsageError("missing argument " + p.name);
+        } else {
+            while (next < free.size()) slot.push_back(free[next++]);
+            if (slot.empty() && p.arity == many) throw UsageError("missing argument " + p.name);
+        }
+    }
+    if (next < free.size()) throw UsageError("unexpected argument '" + free[next] + "'");
+    return true;
+}
+
+bool ArgParser::has(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it != values_.end() && !it->second.empty()) return true;
+    const Spec* s = find(name);
+    return s && s->default_value.has_value();
+}
+
+std::string ArgParser::get(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it != values_.end() && !it->second.empty()) return it->second.front();
+    if (const Spec* s = find(name); s && s->default_value) return *s->default_value;
+    throw UsageError("missing " + (find(name) ? "option --" + name : "argument " + name));
+}
+
+std::vector<std::string> ArgParser::all(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it != values_.end()) return it->second;
+    return {};
+}
+
+double ArgParser::number(const std::string& name) const {
+    const std::string v = get(name);
+    char* end = nullptr;
+    errno = 0;
+    const double d = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || errno != 0 || !std::isfinite(d))
+        throw UsageError("--" + name + ": '" + v + "' is not a number");
+    return d;
+}
+
+std::size_t ArgParser::count(const std::string& name) const {
+    const std::string v = get(name);
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18)
+        throw UsageError("--" + name + ": '" + v + "' is not a non-negative integer");
+    return static_cast<std::size_t>(std::stoull(v));
+}
+
+std::string ArgParser::help() const {
+    std::ostringstream o;
+    o << "usage: ragpp " << command_;
+    if (!options_.empty()) o << " [options]";
+    for (const auto& p : positionals_) {
+        switch (p.arity) {
+            case one: o << ' ' << p.name; break;
+            case many: o << ' ' << p.name << "..."; break;
+            case optional_one: o << " [" << p.name << ']'; break;
+            case optional_many: o << " [" << p.name << "...]"; break;
+        }
+    }
+    o << "\n\n" << summary_ << "\n";
+    if (!positionals_.empty()) {
+        o << "\narguments:\n";
+        for (const auto& p : positionals_) o << "  " << p.name << "\n      " << p.help << "\n";
+    }
+    o << "\noptions:\n";
+    for (const auto& s : options_) {
+        o << "  --" << s.name;
+        if (!s.is_flag) o << ' ' << s.metavar;
+        o << "\n      " << s.help;
+        if (s.is_repeated) o << " (repeatable)";
+        if (s.default_value) o << " [default: " << *s.default_value << "]";
+        o << "\n";
+    }
+    o << "  --help\n      print this help and exit\n";
+    if (!epilog_.empty()) o << "\n" << epilog_ << "\n";
+    return o.str();
+}
+
+}  // namespace cli
+
+namespace {
+
+void print_usage(std::ostream& o) {
+    auto commands = cli::registry();
+    std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    o << "usage: ragpp COMMAND [options] [arguments]\n\n"
+         "ragpp finds the passages a language model should read, shows why, and measures it.\n\n"
+         "commands:\n";
+    for (const auto& c : commands) {
+        o << "  " << c.name;
+        for (std::size_t i = c.name.size(); i < 10; ++i) o << ' ';
+        o << c.summary << "\n";
+    }
+    o << "\n`ragpp COMMAND --help` describes a command. `ragpp --version` prints the version.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        print_usage(std::cerr);
+        return 2;
+    }
+    if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        print_usage(std::cout);
+        return 0;
+    }
+    if (args[0] == "--version") {
+        std::cout << "ragpp " << ragpp::version_string << "\n";
+        return 0;
+    }
+    const auto& commands = cli::registry();
+    auto it = std::find_if(commands.begin(), commands.end(), [&](const auto& c) { return c.name == args[0]; });
+    if (it == commands.end()) {
+        std::cerr << "ragpp: unknown command '" << args[0] << "' (see ragpp --help)\n";
+        return 2;
+    }
+    cli::ArgParser parser(it->name, it->summary);
+    try {
+        it->declare(parser);
+        if (!parser.parse(std::vector<std::string>(args.begin() + 1, args.end()))) return 0;
+        return it->run(parser);
+    } catch (const cli::UsageError& e) {
+        std::cerr << "ragpp " << it->name << ": " << e.what() << " (see ragpp " << it->name << " --help)\n";
+        return 2;
+    } catch (const ragpp::Error& e) {
+        std::cerr << "ragpp " << it->name << ": " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "ragpp " << it->name << ": error: " << e.what() << "\n";
+        return 1;
+    }
+}

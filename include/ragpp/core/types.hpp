@@ -1,0 +1,120 @@
+// ragpp: core types shared by every index, the Retriever and the evaluation.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <ragpp/core/bitset.hpp>
+#include <ragpp/core/error.hpp>
+
+namespace ragpp {
+
+// DocId is declared in bitset.hpp: a dense std::uint32_t assigned in insertion order
+// by the document store. All indexes of one Retriever share this id space.
+
+/// A calendar date, stored as days since 1970-01-01 (proleptic Gregorian).
+struct Date {
+    std::int32_t days = 0;
+
+    /// Parses "YYYY-MM-DD"; throws ParseError naming the text otherwise.
+    static Date parse(std::string_view text) {
+        auto bad = [&] { return ParseError("date '" + std::string(text) + "' is not YYYY-MM-DD"); };
+        if (text.size() != 10 || text[4] != '-' || text[7] != '-') throw bad();
+        auto num = [&](std::size_t pos, std::size_t len) {
+            int v = 0;
+            for (std::size_t i = pos; i < pos + len; ++i) {
+                if (text[i] < '0' || text[i] > '9') throw bad();
+                v = v * 10 + (text[i] - '0');
+            }
+            return v;
+        };
+        const std::chrono::year_month_day ymd{std::chrono::year{num(0, 4)},
+                                              std::chrono::month{static_cast<unsigned>(num(5, 2))},
+                                              std::chrono::day{static_cast<unsigned>(num(8, 2))}};
+        if (!ymd.ok()) throw bad();
+        return Date{static_cast<std::int32_t>(std::chrono::sys_days{ymd}.time_since_epoch().count())};
+    }
+    [[nodiscard]] std::string to_string() const {
+        const std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{days}}};
+        char buf[16];
+        const int y = static_cast<int>(ymd.year());
+        const unsigned m = static_cast<unsigned>(ymd.month());
+        const unsigned d = static_cast<unsigned>(ymd.day());
+        std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", y, m, d);
+        return buf;
+    }
+    friend auto operator<=>(const Date&, const Date&) = default;
+};
+
+/// One metadata value: a string, a number, a date or a list of strings (access groups,
+/// tags). Numbers are doubles (exact for integers up to 2^53).
+using MetaValue = std::variant<std::string, double, Date, std::vector<std::string>>;
+
+/// A document's metadata, by field name. Ordered, so output is deterministic.
+using Metadata = std::map<std::string, MetaValue, std::less<>>;
+
+/// What is indexed. `id` is the caller's key (a BEIR id, or "path:line" for a chunk);
+/// the store maps it to a dense DocId.
+struct Document {
+    std::string id;
+    std::string text;
+    Metadata metadata;
+};
+
+/// What an index returns: best first, ties broken by smaller DocId.
+struct Hit {
+    DocId id = 0;
+    float score = 0.0F;
+    friend bool operator==(const Hit&, const Hit&) = default;
+};
+
+/// The order of every result list: higher score first, then smaller id.
+/// NaN scores never occur in ragpp results (indexes reject them at the source).
+[[nodiscard]] constexpr bool better_hit(const Hit& a, const Hit& b) noexcept {
+    return a.score > b.score || (a.score == b.score && a.id < b.id);
+}
+
+/// Per-call options, passed unchanged from the Retriever to each index.
+/// Every field has a "not set" state meaning "use the index's own default".
+struct SearchOptions {
+    /// The documents this query may see; null means every document. Indexes test it
+    /// inside their scoring loop: a document outside it is never scored or returned.
+    std::shared_ptr<const DocSet> allowed;
+
+    // --- Retriever knobs -------------------------------------------------------
+    /// How many candidates the Retriever asks of each index before fusing.
+    std::optional<std::size_t> candidates;
+    /// The reciprocal rank fusion constant k.
+    std::optional<double> rrf_k;
+    /// One fusion weight per index; empty means the Retriever's weights.
+    std::vector<double> weights;
+
+    // --- BM25 knobs, chosen per query without re-indexing ----------------------
+    std::optional<double> k1;
+    std::optional<double> b;
+    std::optional<double> delta;
+
+    [[nodiscard]] bool allows(DocId id) const noexcept { return !allowed || allowed->test(id); }
+
+    /// Convenience: options restricted to `set`.
+    [[nodiscard]] static SearchOptions only(DocSet set) {
+        SearchOptions o;
+        o.allowed = std::make_shared<const DocSet>(std::move(set));
+        return o;
+    }
+};
+
+/// Whether a text is embedded as a query or as a passage (E5-style models need
+/// different prefixes for the two).
+enum class Role { query, passage };
+
+}  // namespace ragpp

@@ -1,0 +1,232 @@
+// ragpp: Retriever<Indexes...>, the hybrid retriever.
+//
+// It owns a DocumentStore and one instance of each index type. `add_document` gives a
+// document one DocId and hands it to every index; `search` asks each index for its
+// best `candidates`, fuses the lists by reciprocal rank fusion (fusion.hpp) and
+// returns results that carry the document, the fused score and, for every index, the
+// document's rank and score in that index's list (the trace).
+//
+// A Retriever models SearchIndex itself, so retrievers nest.
+//
+// Threading: `search` and every other const member are safe to call from many threads
+// at once (they allocate their own scratch and touch no shared mutable state); any
+// write (`add_document`, `remove_document`, option setters) needs exclusive access:
+// no search may run concurrently with it. Wrap the Retriever in a std::shared_mutex
+// (shared lock for search, unique lock for writes) to mix both.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <ragpp/core/concepts.hpp>
+#include <ragpp/core/error.hpp>
+#include <ragpp/core/types.hpp>
+#include <ragpp/index/store.hpp>
+#include <ragpp/retrieve/fusion.hpp>
+
+namespace ragpp {
+
+/// A result's position in one index's list: its 1-based rank and that index's score,
+/// both empty when the index did not return it.
+struct ListTrace {
+    std::optional<std::size_t> rank;
+    std::optional<double> score;
+};
+
+/// One result of Retriever::search.
+struct Result {
+    DocId id = 0;
+    /// The fused (RRF) score.
+    double score = 0.0;
+    /// The stored document; stays valid even if it is removed later.
+    std::shared_ptr<const Document> document;
+    /// trace[i] is the result's rank and score in index i's list.
+    std::vector<ListTrace> trace;
+};
+
+struct RetrieverOptions {
+    /// The RRF constant k.
+    double rrf_k = 60.0;
+    /// One weight per index; empty means 1 for every index. An index of weight 0 is
+    /// not queried at all.
+    std::vector<double> weights;
+    /// How many results each index contributes to the fusion.
+    std::size_t candidates = 100;
+};
+
+template <SearchIndex... Indexes>
+class Retriever {
+public:
+    static constexpr std::size_t index_count = sizeof...(Indexes);
+    static_assert(index_count > 0, "a Retriever needs at least one index");
+
+    explicit Retriever(Indexes... indexes) : indexes_(std::move(indexes)...) {}
+    explicit Retriever(RetrieverOptions options, Indexes... indexes) : indexes_(std::move(indexes)...) {
+        set_options(std::move(options));
+    }
+    Retriever()
+        requires(std::default_initializable<Indexes> && ...)
+    = default;
+
+    /// Validates and installs new defaults. Throws InvalidArgument (and keeps the old
+    /// options) on a negative or non-finite k or weight, or a wrong number of weights.
+    void set_options(RetrieverOptions options) {
+        check_fusion(options.rrf_k, options.weights, "RetrieverOptions");
+        options_ = std::move(options);
+    }
+    [[nodiscard]] const RetrieverOptions& options() const noexcept { return options_; }
+
+    /// Stores `doc`, gives it the next DocId and indexes it in every index. Returns the
+    /// id. On any exception (duplicate key, an index rejecting the text), no index and
+    /// not the store keep the document: the Retriever is as it was.
+    DocId add_document(Document doc) {
+        const DocId id = store_.next_id();
+        add_document(id, std::move(doc));
+        return id;
+    }
+
+    /// The concept's form: index `doc` under a caller-chosen id (used when this
+    /// Retriever is nested inside another one). Same all-or-nothing guarantee.
+    void add_document(DocId id, Document doc) {
+        auto stored = store_.insert(id, std::move(doc));
+        add_to_indexes<0>(id, *stored);
+    }
+
+    /// Removes the document from every index and from the store. Throws NotFoundError
+    /// (and changes nothing) when there is no document `id`.
+    void remove_document(DocId id) {
+        if (!store_.contains(id)) throw NotFoundError("Retriever::remove_document: no document with DocId " +
+                                                      std::to_string(id));
+        std::apply([&](auto&... idx) { (idx.remove_document(id), ...); }, indexes_);
+        store_.erase(id);
+    }
+    /// Removes the document whose key (Document::id) is `key`.
+    void remove_document(std::string_view key) {
+        auto id = store_.find(key);
+        if (!id) throw NotFoundError("Retriever::remove_document: no document with id '" + std::string(key) + "'");
+        remove_document(*id);
+    }
+
+    /// The k best documents for `query`, fused. `options` is passed to every index
+    /// (allowed set, per-query knobs) and may override the fusion defaults.
+    [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k,
+                                             const SearchOptions& options = {}) const {
+        const double rrf_k = options.rrf_k.value_or(options_.rrf_k);
+        const std::vector<double>& weights = options.weights.empty() ? options_.weights : options.weights;
+        check_fusion(rrf_k, weights, "Retriever::search");
+        const std::size_t candidates = std::max(options.candidates.value_or(options_.candidates), k);
+
+        // Each index's list, as ids and scores.
+        std::array<std::vector<DocId>, index_count> ids;
+        std::array<std::vector<double>, index_count> scores;
+        query_all<0>(query, candidates, options, weights, ids, scores);
+
+        auto fused = reciprocal_rank_fusion(ids, FusionOptions{rrf_k, weights});
+        if (fused.size() > k) fused.resize(k);
+
+        std::vector<Result> out;
+        out.reserve(fused.size());
+        for (auto& f : fused) {
+            Result r;
+            r.id = f.id;
+            r.score = f.score;
+            r.document = store_.get(f.id);
+            r.trace.resize(index_count);
+            for (std::size_t i = 0; i < index_count; ++i)
+                if (f.ranks[i]) r.trace[i] = ListTrace{f.ranks[i], scores[i][*f.ranks[i] - 1]};
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+
+    /// Live documents.
+    [[nodiscard]] std::size_t size() const noexcept { return store_.size(); }
+    [[nodiscard]] const DocumentStore& store() const noexcept { return store_; }
+    /// The stored document `id`, or null.
+    [[nodiscard]] std::shared_ptr<const Document> document(DocId id) const noexcept { return store_.get(id); }
+
+    /// The I-th index. Changing it directly bypasses the all-or-nothing guarantees.
+    template <std::size_t I>
+    [[nodiscard]] auto& index() noexcept { return std::get<I>(indexes_); }
+    template <std::size_t I>
+    [[nodiscard]] const auto& index() const noexcept { return std::get<I>(indexes_); }
+
+private:
+    static void check_fusion(double k, const std::vector<double>& weights, const char* where) {
+        if (!std::isfinite(k) || k < 0)
+            throw InvalidArgument(std::string(where) + ": rrf_k is " + std::to_string(k) +
+                                  " (must be finite and >= 0)");
+        if (!weights.empty() && weights.size() != index_count)
+            throw InvalidArgument(std::string(where) + ": " + std::to_string(weights.size()) + " weights for " +
+                                  std::to_string(index_count) + " indexes");
+        for (std::size_t i = 0; i < weights.size(); ++i)
+            if (!std::isfinite(weights[i]) || weights[i] < 0)
+                throw InvalidArgument(std::string(where) + ": weight " + std::to_string(i) + " is " +
+                                      std::to_string(weights[i]) + " (must be finite and >= 0)");
+    }
+
+    template <std::size_t I>
+    void add_to_indexes(DocId id, const Document& doc) {
+        if constexpr (I < index_count) {
+            try {
+                std::get<I>(indexes_).add_document(id, doc);
+            } catch (...) {
+                undo_add<I>(id);
+                throw;
+            }
+            add_to_indexes<I + 1>(id, doc);
+        }
+    }
+    /// Removes `id` from indexes [0, I) and from the store, after index I failed.
+    template <std::size_t I>
+    void undo_add(DocId id) noexcept {
+        if constexpr (I > 0) {
+            try {
+                std::get<I - 1>(indexes_).remove_document(id);
+            } catch (...) {  // an index that just accepted id must be able to remove it
+            }
+            undo_add<I - 1>(id);
+        } else {
+            try {
+                store_.undo_insert(id);
+            } catch (...) {
+            }
+        }
+    }
+
+    template <std::size_t I>
+    void query_all(std::string_view query, std::size_t candidates, const SearchOptions& options,
+                   const std::vector<double>& weights, std::array<std::vector<DocId>, index_count>& ids,
+                   std::array<std::vector<double>, index_count>& scores) const {
+        if constexpr (I < index_count) {
+            if (weights.empty() || weights[I] > 0) {
+                auto hits = std::get<I>(indexes_).search(query, candidates, options);
+                ids[I].reserve(hits.size());
+                scores[I].reserve(hits.size());
+                for (const auto& h : hits) {
+                    ids[I].push_back(static_cast<DocId>(h.id));
+                    scores[I].push_back(static_cast<double>(h.score));
+                }
+            }
+            query_all<I + 1>(query, candidates, options, weights, ids, scores);
+        }
+    }
+
+    DocumentStore store_;
+    std::tuple<Indexes...> indexes_;
+    RetrieverOptions options_;
+};
+
+template <class... I>
+Retriever(I...) -> Retriever<I...>;
+template <class... I>
+Retriever(RetrieverOptions, I...) -> Retriever<I...>;
+
+}  // namespace ragpp
