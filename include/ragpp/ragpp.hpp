@@ -16,3 +16,5 @@
 #include <ragpp/retrieve/retriever.hpp>
 
 #include <ragpp/eval/metrics.hpp>
+
+#include <ragpp/io/beir.hpp>
