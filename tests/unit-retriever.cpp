@@ -238,3 +238,23 @@ TEST_CASE("Retriever property: random adds, removals and filters", "[retriever][
         if (i) CHECK(res[i - 1].score >= res[i].score);
     }
 }
+
+TEST_CASE("Retriever::evaluate runs a question set over the fused candidates", "[retriever][evaluate]") {
+    Retriever r(FixedIndex({"C", "A", "F", "E", "G", "B", "H", "I", "D"}),
+                FixedIndex({"D", "B", "A", "J", "E", "K", "F", "C"}));
+    add_all(r, {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"});
+    const QuestionSet qs{{"q1", "x", {{"A", 1}}, {}, {}}, {"q2", "y", {{"D", 1}}, {}, {}}, {"q3", "z", {}, {}, {}}};
+    const auto report = r.evaluate(qs, {}, "hybrid", {"words", "meaning"});
+    // Fused order: A B C E D F ... -> A at 1, D at 5.
+    CHECK(report.outcomes()[0].first_relevant == 1);
+    CHECK(report.outcomes()[1].first_relevant == 5);
+    CHECK(report.summary(Metric::hit_rate, 3).mean == 0.5);
+    CHECK(report.summary(Metric::hit_rate, 5).mean == 1.0);
+    CHECK(report.summary(Metric::hit_rate, 5).without_relevant == 1);
+    CHECK(report.miss(1, 3) == MissStage::ranking);
+    const auto stages = report.stage_latencies();
+    REQUIRE(stages.size() == 3);
+    CHECK(stages[0].first == "words");
+    CHECK(stages[2].first == "fusion");
+    CHECK_THROWS_AS(r.evaluate(qs, {}, "x", {"only one"}), InvalidArgument);
+}

@@ -17,6 +17,7 @@
 
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/metrics.hpp>
+#include <ragpp/eval/question.hpp>
 #include <ragpp/eval/questions.hpp>
 #include <ragpp/eval/report.hpp>
 #include <ragpp/eval/significance.hpp>

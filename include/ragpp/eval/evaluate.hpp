@@ -30,7 +30,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/eval/metrics.hpp>
-#include <ragpp/eval/questions.hpp>
+#include <ragpp/eval/question.hpp>
 
 namespace ragpp {
 
