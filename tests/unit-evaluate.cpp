@@ -89,11 +89,11 @@ TEST_CASE("evaluate collapses chunks to labels and classifies misses", "[evaluat
     CHECK(r.miss(1, 5) == MissStage::none);
     CHECK(r.miss(2, 5) == MissStage::retrieval);
     CHECK(r.miss(3, 5) == MissStage::none);
-    const auto hit3 = r.summary(Metric::hit_rate, 3);
+    const auto hit3 = r.summary(Measure::hit_rate, 3);
     CHECK(hit3.mean == Approx(1.0 / 3));
     CHECK(hit3.questions == 3);
     CHECK(hit3.without_relevant == 1);
-    CHECK(r.summary(Metric::mrr, no_cutoff).mean == Approx((1.0 + 0.25 + 0) / 3));
+    CHECK(r.summary(Measure::mrr, no_cutoff).mean == Approx((1.0 + 0.25 + 0) / 3));
     CHECK(r.stage_latencies().front().first == "lookup");
     const std::string table = format_questions(r, 3);
     CHECK_THAT(table, Catch::Contains("ranking: first relevant at rank 4"));
@@ -141,8 +141,8 @@ TEST_CASE("TREC run and qrels files reproduce our figures under trec_eval's rule
             for (std::size_t x = 0; x < std::min(k, list.size()); ++x) found += rel.count(list[x].second) ? 1 : 0;
             sum_recall += static_cast<double>(found) / static_cast<double>(n_rel);
         }
-        CHECK(r.summary(Metric::ndcg, k).mean == Approx(sum_ndcg / 14).margin(1e-12));
-        CHECK(r.summary(Metric::recall, k).mean == Approx(sum_recall / 14).margin(1e-12));
+        CHECK(r.summary(Measure::ndcg, k).mean == Approx(sum_ndcg / 14).margin(1e-12));
+        CHECK(r.summary(Measure::recall, k).mean == Approx(sum_recall / 14).margin(1e-12));
     }
 }
 

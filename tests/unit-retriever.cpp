@@ -248,9 +248,9 @@ TEST_CASE("Retriever::evaluate runs a question set over the fused candidates", "
     // Fused order: A B C E D F ... -> A at 1, D at 5.
     CHECK(report.outcomes()[0].first_relevant == 1);
     CHECK(report.outcomes()[1].first_relevant == 5);
-    CHECK(report.summary(Metric::hit_rate, 3).mean == 0.5);
-    CHECK(report.summary(Metric::hit_rate, 5).mean == 1.0);
-    CHECK(report.summary(Metric::hit_rate, 5).without_relevant == 1);
+    CHECK(report.summary(Measure::hit_rate, 3).mean == 0.5);
+    CHECK(report.summary(Measure::hit_rate, 5).mean == 1.0);
+    CHECK(report.summary(Measure::hit_rate, 5).without_relevant == 1);
     CHECK(report.miss(1, 3) == MissStage::ranking);
     const auto stages = report.stage_latencies();
     REQUIRE(stages.size() == 3);

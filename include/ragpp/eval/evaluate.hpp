@@ -47,19 +47,19 @@ using StageTimes = std::vector<std::pair<std::string, double>>;
 /// query -> candidates, best first; may record stage times.
 using PipelineFn = std::function<std::vector<Retrieved>(std::string_view query, StageTimes& times)>;
 
-enum class Metric { hit_rate, recall, precision, mrr, ndcg, map };
+enum class Measure { hit_rate, recall, precision, mrr, ndcg, map };
 
-inline constexpr Metric all_metrics[] = {Metric::hit_rate, Metric::recall, Metric::precision,
-                                         Metric::mrr,      Metric::ndcg,   Metric::map};
+inline constexpr Measure all_measures[] = {Measure::hit_rate, Measure::recall, Measure::precision,
+                                         Measure::mrr,      Measure::ndcg,   Measure::map};
 
-[[nodiscard]] constexpr std::string_view metric_name(Metric m) noexcept {
+[[nodiscard]] constexpr std::string_view measure_name(Measure m) noexcept {
     switch (m) {
-        case Metric::hit_rate: return "hit_rate";
-        case Metric::recall: return "recall";
-        case Metric::precision: return "precision";
-        case Metric::mrr: return "mrr";
-        case Metric::ndcg: return "ndcg";
-        case Metric::map: return "map";
+        case Measure::hit_rate: return "hit_rate";
+        case Measure::recall: return "recall";
+        case Measure::precision: return "precision";
+        case Measure::mrr: return "mrr";
+        case Measure::ndcg: return "ndcg";
+        case Measure::map: return "map";
     }
     return "?";
 }
@@ -116,25 +116,25 @@ public:
     [[nodiscard]] const QuestionSet& questions() const noexcept { return questions_; }
     [[nodiscard]] const std::vector<QuestionOutcome>& outcomes() const noexcept { return outcomes_; }
 
-    /// Metric m at k for question i; empty when the question has no relevant label.
+    /// Measure m at k for question i; empty when the question has no relevant label.
     /// For mrr and map, k = no_cutoff gives the uncut values.
-    [[nodiscard]] std::optional<double> value(std::size_t i, Metric m, std::size_t k) const {
+    [[nodiscard]] std::optional<double> value(std::size_t i, Measure m, std::size_t k) const {
         const auto& r = outcomes_[i].ranking;
         const auto& j = questions_[i].relevant;
         const std::span<const std::string> s(r);
         switch (m) {
-            case Metric::hit_rate: return hit_at_k<std::string>(s, j, k);
-            case Metric::recall: return recall_at_k<std::string>(s, j, k);
-            case Metric::precision: return precision_at_k<std::string>(s, j, k);
-            case Metric::mrr: return reciprocal_rank<std::string>(s, j, k);
-            case Metric::ndcg: return ndcg_at_k<std::string>(s, j, k);
-            case Metric::map: return average_precision<std::string>(s, j, k);
+            case Measure::hit_rate: return hit_at_k<std::string>(s, j, k);
+            case Measure::recall: return recall_at_k<std::string>(s, j, k);
+            case Measure::precision: return precision_at_k<std::string>(s, j, k);
+            case Measure::mrr: return reciprocal_rank<std::string>(s, j, k);
+            case Measure::ndcg: return ndcg_at_k<std::string>(s, j, k);
+            case Measure::map: return average_precision<std::string>(s, j, k);
         }
         return std::nullopt;
     }
 
     /// The metric averaged over the answerable questions.
-    [[nodiscard]] MetricSummary summary(Metric m, std::size_t k) const {
+    [[nodiscard]] MetricSummary summary(Measure m, std::size_t k) const {
         MetricSummary s;
         double sum = 0;
         for (std::size_t i = 0; i < outcomes_.size(); ++i) {
@@ -151,7 +151,7 @@ public:
 
     /// Per-question values of the answerable questions, in question order (for
     /// significance tests between pipelines evaluated on the same set).
-    [[nodiscard]] std::vector<double> per_question(Metric m, std::size_t k) const {
+    [[nodiscard]] std::vector<double> per_question(Measure m, std::size_t k) const {
         std::vector<double> out;
         for (std::size_t i = 0; i < outcomes_.size(); ++i)
             if (auto v = value(i, m, k)) out.push_back(*v);

@@ -62,13 +62,13 @@ inline std::string lpad(std::string s, std::size_t w) {
             o << detail::pad(r.name(), w) << detail::lpad(std::to_string(k), 5);
             const int widths[] = {10, 8, 11, 8, 8, 8};
             int wi = 0;
-            for (Metric m : all_metrics)
+            for (Measure m : all_measures)
                 o << detail::lpad(detail::fmt("%.4f", r.summary(m, k).mean), static_cast<std::size_t>(widths[wi++]));
             o << "\n";
         }
     }
     if (!reports.empty()) {
-        const auto s = reports.front().summary(Metric::recall, ks.empty() ? 10 : ks.back());
+        const auto s = reports.front().summary(Measure::recall, ks.empty() ? 10 : ks.back());
         o << "(" << s.questions << " answerable questions averaged; " << s.without_relevant
           << " without any relevant passage counted apart)\n";
     }
@@ -82,8 +82,8 @@ inline std::string lpad(std::string s, std::size_t w) {
     if (reports.size() < 2) return {};
     o << "differences with " << reports.front().name() << " (paired randomization test, " << trials << " trials):\n";
     for (std::size_t p = 1; p < reports.size(); ++p) {
-        for (Metric m : {Metric::ndcg, Metric::recall}) {
-            o << "  " << detail::pad(reports[p].name(), 10) << detail::pad(std::string(metric_name(m)), 7);
+        for (Measure m : {Measure::ndcg, Measure::recall}) {
+            o << "  " << detail::pad(reports[p].name(), 10) << detail::pad(std::string(measure_name(m)), 7);
             for (std::size_t k : ks) {
                 const auto t = paired_randomization_test(reports.front().per_question(m, k),
                                                          reports[p].per_question(m, k), trials);
@@ -92,8 +92,8 @@ inline std::string lpad(std::string s, std::size_t w) {
             }
             o << "\n";
         }
-        const auto t = paired_randomization_test(reports.front().per_question(Metric::mrr, no_cutoff),
-                                                 reports[p].per_question(Metric::mrr, no_cutoff), trials);
+        const auto t = paired_randomization_test(reports.front().per_question(Measure::mrr, no_cutoff),
+                                                 reports[p].per_question(Measure::mrr, no_cutoff), trials);
         o << "  " << detail::pad(reports[p].name(), 10) << detail::pad("mrr", 7) << "  " << detail::fmt("%+.4f", t.difference)
           << " (p=" << detail::fmt("%.3f", t.p_value) << ")\n";
     }
@@ -165,15 +165,15 @@ inline std::string lpad(std::string s, std::size_t w) {
     for (const auto& r : reports) {
         nlohmann::json p;
         p["name"] = r.name();
-        for (Metric m : all_metrics)
+        for (Measure m : all_measures)
             for (std::size_t k : ks) {
                 const auto s = r.summary(m, k);
-                p["metrics"][std::string(metric_name(m))][std::to_string(k)] = s.mean;
+                p["metrics"][std::string(measure_name(m))][std::to_string(k)] = s.mean;
                 p["answerable"] = s.questions;
                 p["without_relevant"] = s.without_relevant;
             }
-        p["metrics"]["mrr"]["all"] = r.summary(Metric::mrr, no_cutoff).mean;
-        p["metrics"]["map"]["all"] = r.summary(Metric::map, no_cutoff).mean;
+        p["metrics"]["mrr"]["all"] = r.summary(Measure::mrr, no_cutoff).mean;
+        p["metrics"]["map"]["all"] = r.summary(Measure::map, no_cutoff).mean;
         const auto t = r.total_latency();
         p["latency_ms"]["total"] = {{"p50", t.p50 * 1e3}, {"p95", t.p95 * 1e3}};
         for (const auto& [stage, l] : r.stage_latencies()) p["latency_ms"][stage] = {{"p50", l.p50 * 1e3}, {"p95", l.p95 * 1e3}};
@@ -188,7 +188,7 @@ inline std::string lpad(std::string s, std::size_t w) {
             jq["status"] = q.relevant.empty() ? "unanswerable" : std::string(miss_stage_name(r.miss(i, miss_k)));
             jq["first_relevant"] = out.first_relevant;
             for (std::size_t k : ks)
-                if (auto v = r.value(i, Metric::ndcg, k)) jq["ndcg"][std::to_string(k)] = *v;
+                if (auto v = r.value(i, Measure::ndcg, k)) jq["ndcg"][std::to_string(k)] = *v;
             nlohmann::json top = nlohmann::json::array();
             for (std::size_t x = 0; x < std::min<std::size_t>(10, out.keys.size()); ++x)
                 top.push_back({{"key", out.keys[x]}, {"label", out.ranking[x]}, {"score", out.scores[x]}});
@@ -201,8 +201,8 @@ inline std::string lpad(std::string s, std::size_t w) {
     }
     for (std::size_t p = 1; p < reports.size(); ++p)
         for (std::size_t k : ks) {
-            const auto t = paired_randomization_test(reports.front().per_question(Metric::ndcg, k),
-                                                     reports[p].per_question(Metric::ndcg, k));
+            const auto t = paired_randomization_test(reports.front().per_question(Measure::ndcg, k),
+                                                     reports[p].per_question(Measure::ndcg, k));
             j["comparisons"].push_back({{"baseline", reports.front().name()},
                                         {"pipeline", reports[p].name()},
                                         {"metric", "ndcg@" + std::to_string(k)},
@@ -239,14 +239,14 @@ inline void write_trec_qrels(std::ostream& out, const QuestionSet& questions) {
 
 /// An SVG line chart of `metric` at each k, one line per pipeline.
 [[nodiscard]] inline std::string recall_chart_svg(const std::vector<PipelineReport>& reports, const std::vector<std::size_t>& ks,
-                                                  Metric metric = Metric::recall, const std::string& title = {}) {
+                                                  Measure metric = Measure::recall, const std::string& title = {}) {
     const double W = 640, H = 400, left = 60, right = 150, top = 40, bottom = 50;
     const double pw = W - left - right, ph = H - top - bottom;
     std::ostringstream o;
     o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H << "\" viewBox=\"0 0 " << W << ' ' << H
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
     o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    const std::string t = title.empty() ? std::string(metric_name(metric)) + " at k" : title;
+    const std::string t = title.empty() ? std::string(measure_name(metric)) + " at k" : title;
     o << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << t << "</text>\n";
     auto xpos = [&](std::size_t i) {
         return ks.size() <= 1 ? left + pw / 2 : left + pw * static_cast<double>(i) / static_cast<double>(ks.size() - 1);
@@ -275,7 +275,7 @@ inline void write_trec_qrels(std::ostream& out, const QuestionSet& questions) {
         for (std::size_t i = 0; i < ks.size(); ++i) {
             const double v = reports[p].summary(metric, ks[i]).mean;
             o << "<circle cx=\"" << xpos(i) << "\" cy=\"" << ypos(v) << "\" r=\"3.5\" fill=\"" << c << "\"><title>"
-              << reports[p].name() << ' ' << metric_name(metric) << '@' << ks[i] << " = " << detail::fmt("%.3f", v)
+              << reports[p].name() << ' ' << measure_name(metric) << '@' << ks[i] << " = " << detail::fmt("%.3f", v)
               << "</title></circle>\n";
         }
         const double ly = top + 10 + 22 * static_cast<double>(p);
