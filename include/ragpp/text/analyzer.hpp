@@ -293,7 +293,10 @@ decltype(auto) with_analyzer(std::string_view name, F&& f) {
     if (name == FrenchAnalyzer::name()) return std::forward<F>(f)(FrenchAnalyzer{});
     if (name == CjkAnalyzer::name()) return std::forward<F>(f)(CjkAnalyzer{});
     std::string valid;
-    for (auto n : analyzer_names) valid += (valid.empty() ? "" : ", ") + std::string(n);
+    for (auto n : analyzer_names) {
+        if (!valid.empty()) valid += ", ";
+        valid += n;
+    }
     throw InvalidArgument("analyzer '" + std::string(name) + "' is unknown (valid: " + valid + ")");
 }
 
