@@ -101,7 +101,9 @@ private:
         bool ends(std::string_view s) {
             const auto len = static_cast<std::ptrdiff_t>(s.size());
             if (len > k + 1) return false;
-            if (std::string_view(b).substr(static_cast<std::size_t>(k - len + 1), s.size()) != s) return false;
+            const char* tail = b.data() + (k - len + 1);
+            for (std::size_t i = s.size(); i-- > 0;)  // suffixes are short: no memcmp call
+                if (tail[i] != s[i]) return false;
             j = k - len;
             return true;
         }
@@ -154,7 +156,7 @@ private:
                 {"ization", "ize"}, {"ation", "ate"},   {"ator", "ate"},  {"alism", "al"},  {"iveness", "ive"},
                 {"fulness", "ful"}, {"ousness", "ous"}, {"aliti", "al"},  {"iviti", "ive"}, {"biliti", "ble"},
                 {"logi", "log"}};
-            apply_first(rules, at(k - 1));
+            apply_first(rules, at(k - 1), false);
         }
         // Step 3: -ic-, -full, -ness etc., when m > 0.
         void step3() {
@@ -163,15 +165,15 @@ private:
             };
             static constexpr Rule rules[] = {{"icate", "ic"}, {"ative", ""}, {"alize", "al"}, {"iciti", "ic"},
                                              {"ical", "ic"},  {"ful", ""},   {"ness", ""}};
-            apply_first(rules, '\0');
+            apply_first(rules, at(k), true);
         }
-        /// Applies the first rule whose suffix matches (rules sharing the paper's
-        /// grouping by penultimate letter when `key` is given), only if m > 0; a
-        /// matching suffix stops the search even when m = 0, as in the original.
+        /// Applies the first rule whose suffix matches, only if m > 0; a matching
+        /// suffix stops the search even when m = 0, as in the original. `key` is the
+        /// word's last (or, with !last, penultimate) letter: a cheap pre-filter.
         template <class Rules>
-        void apply_first(const Rules& rules, char key) {
+        void apply_first(const Rules& rules, char key, bool last) {
             for (const auto& r : rules) {
-                if (key != '\0' && r.from[r.from.size() - 2] != key) continue;
+                if (r.from[r.from.size() - (last ? 1 : 2)] != key) continue;
                 if (ends(r.from)) {
                     replace_if_measure(r.to);
                     return;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -17,30 +18,44 @@
 
 namespace ragpp::text {
 
-/// A set of words, looked up by binary search (the lists are small).
+/// A set of words. Lookup compares only the words of the same first byte and length
+/// (the lists are small), so a miss usually costs one table read.
 class StopWords {
 public:
     StopWords() = default;
-    StopWords(std::initializer_list<std::string_view> words) : words_(words.begin(), words.end()) {
-        std::sort(words_.begin(), words_.end());
-        words_.erase(std::unique(words_.begin(), words_.end()), words_.end());
-    }
+    StopWords(std::initializer_list<std::string_view> words) { assign(words.begin(), words.end()); }
     template <class Range>
-    explicit StopWords(const Range& words) : words_(std::begin(words), std::end(words)) {
-        std::sort(words_.begin(), words_.end());
-        words_.erase(std::unique(words_.begin(), words_.end()), words_.end());
+    explicit StopWords(const Range& words) {
+        assign(std::begin(words), std::end(words));
     }
 
     [[nodiscard]] bool contains(std::string_view word) const noexcept {
-        auto it = std::lower_bound(words_.begin(), words_.end(), word,
-                                   [](const std::string& a, std::string_view b) { return std::string_view(a) < b; });
-        return it != words_.end() && *it == word;
+        if (word.empty() || word.size() > max_size_) return false;
+        const auto& bucket = buckets_[static_cast<unsigned char>(word[0])];
+        for (const std::string& w : bucket)
+            if (w.size() == word.size() && std::string_view(w) == word) return true;
+        return false;
     }
     [[nodiscard]] std::size_t size() const noexcept { return words_.size(); }
+    /// The words, sorted.
     [[nodiscard]] const std::vector<std::string>& words() const noexcept { return words_; }
 
 private:
+    template <class It>
+    void assign(It first, It last) {
+        words_.assign(first, last);
+        std::sort(words_.begin(), words_.end());
+        words_.erase(std::unique(words_.begin(), words_.end()), words_.end());
+        for (const auto& w : words_) {
+            if (w.empty()) continue;
+            buckets_[static_cast<unsigned char>(w[0])].push_back(w);
+            max_size_ = std::max(max_size_, w.size());
+        }
+    }
+
     std::vector<std::string> words_;
+    std::array<std::vector<std::string>, 256> buckets_{};
+    std::size_t max_size_ = 0;
 };
 
 /// Lucene's English stop set (33 words).

@@ -24,6 +24,8 @@
 // Ill-formed UTF-8 reads as U+FFFD, which is not part of any token.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -87,9 +89,18 @@ struct CharInfo {
     bool pictographic;
 };
 
+/// Word_Break of the ASCII characters (no ASCII character is Extended_Pictographic
+/// or has a token script).
+inline const std::array<WordBreak, 128> ascii_word_break = [] {
+    std::array<WordBreak, 128> a{};
+    for (char32_t c = 0; c < 128; ++c) a[c] = word_break(c);
+    return a;
+}();
+
 inline CharInfo char_info(std::string_view s, std::size_t pos) noexcept {
     const auto b = static_cast<unsigned char>(s[pos]);
-    Utf8Char c = b < 0x80 ? Utf8Char{b, 1, true} : decode_utf8(s, pos);
+    if (b < 0x80) return {b, 1, ascii_word_break[b], TokenScript::none, false};
+    const Utf8Char c = decode_utf8(s, pos);
     const auto& r = char_record(c.code_point);
     return {c.code_point, c.length, static_cast<WordBreak>(r.word_break), static_cast<TokenScript>(r.script),
             (r.flags & ragpp::text::detail::flag_extended_pictographic) != 0};
@@ -130,6 +141,13 @@ void for_each_word_segment(std::string_view text, F&& f) {
     bool at_start = true;
     std::size_t pos = 0;
     while (pos < n) {
+        // Fast path: an ASCII letter after a letter (WB5, no state change but prev2).
+        if (const auto b = static_cast<unsigned char>(text[pos]);
+            b < 0x80 && raw_prev == W::ALetter && prev == W::ALetter && detail::ascii_word_break[b] == W::ALetter) {
+            prev2 = W::ALetter;
+            ++pos;
+            continue;
+        }
         const detail::CharInfo c = detail::char_info(text, pos);
         const W cur = c.wb;
         bool brk = true;
@@ -317,6 +335,11 @@ private:
 
     /// Splits one word segment into identifier parts (see the header comment).
     void split_word(std::string_view seg, TokenKind kind, std::vector<TokenPiece>& parts) const {
+        // Fast path: a word of ASCII letters only is one part.
+        if (std::all_of(seg.begin(), seg.end(), [](char ch) { return (ch | 0x20) >= 'a' && (ch | 0x20) <= 'z'; })) {
+            parts.push_back({seg, kind});
+            return;
+        }
         enum Cls { none, letter, digit };
         std::size_t part_begin = 0, i = 0;
         Cls last = none;  // class of the last letter or digit in the current part
