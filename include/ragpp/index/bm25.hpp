@@ -44,6 +44,8 @@
 // term returns no result.
 //
 // ## Top k
+// Scores are computed in double and ranked as the float returned in Hit::score
+// (higher first, ties by smaller id), so a result list is ordered by its own scores.
 // `search` uses MaxScore (Turtle & Flood, "Query evaluation: strategies and
 // optimizations", IP&M 1995) with exact per-term upper bounds computed at query time
 // from each list's (tf, length) skyline, and returns exactly the ids and scores of the
@@ -489,7 +491,10 @@ public:
     static constexpr std::uint32_t file_version = 1;
 
     /// Writes the index to `path` (through a temporary file and a rename). Throws IoError.
-    void save(const std::filesystem::path& path) const {
+    void save(const std::filesystem::path& path) const { detail::bm25::write_file_atomically(path, to_bytes()); }
+
+    /// The index in the file format of `save`.
+    [[nodiscard]] std::string to_bytes() const {
         detail::bm25::Writer w;
         w.str(analyzer_.name());
         w.u8(static_cast<std::uint8_t>(params_.variant));
@@ -519,7 +524,7 @@ public:
         file.u64(w.bytes.size());
         file.u64(detail::bm25::fnv1a64(w.bytes));
         file.bytes += w.bytes;
-        detail::bm25::write_file_atomically(path, file.bytes);
+        return std::move(file.bytes);
     }
 
     /// Reads an index saved by `save`. Throws IoError when the file cannot be read, and
@@ -527,12 +532,18 @@ public:
     /// has another version, is truncated or corrupted, or was built with another
     /// analyzer than `analyzer`.
     [[nodiscard]] static BM25Index load(const std::filesystem::path& path, A analyzer = A{}) {
-        const std::string bytes = detail::bm25::read_whole_file(path);
-        const std::string file = "'" + path.string() + "'";
+        return from_bytes(detail::bm25::read_whole_file(path), path.string(), std::move(analyzer));
+    }
+
+    /// Reads an index from the bytes of a file written by `save` (or `to_bytes`);
+    /// `source` names them in error messages. Throws FormatError as `load` does.
+    [[nodiscard]] static BM25Index from_bytes(std::string_view bytes, std::string_view source = "<memory>",
+                                              A analyzer = A{}) {
+        const std::string file = "'" + std::string(source) + "'";
         constexpr std::size_t header = 8 + 4 + 8 + 8;
-        if (bytes.size() < file_magic.size() || std::string_view(bytes).substr(0, file_magic.size()) != file_magic)
+        if (bytes.size() < file_magic.size() || bytes.substr(0, file_magic.size()) != file_magic)
             throw FormatError(file + ": not a ragpp BM25 index file (bad magic)");
-        detail::bm25::Reader h(std::string_view(bytes).substr(file_magic.size(), header - file_magic.size()), file,
+        detail::bm25::Reader h(bytes.substr(file_magic.size(), header - file_magic.size()), file,
                                file_magic.size());
         const std::uint32_t version = h.u32("format version");
         if (version != file_version)
@@ -545,7 +556,7 @@ public:
             throw FormatError(file + ": " + (payload_size > actual ? "truncated" : "has trailing bytes") +
                               ": the header announces " + std::to_string(payload_size) + " payload bytes, the file has " +
                               std::to_string(actual));
-        const std::string_view payload = std::string_view(bytes).substr(header);
+        const std::string_view payload = bytes.substr(header);
         if (detail::bm25::fnv1a64(payload) != checksum)
             throw FormatError(file + ": checksum mismatch, the file is corrupted");
 
@@ -671,13 +682,21 @@ private:
     [[nodiscard]] double okapi_mean_idf() const {
         std::lock_guard lock(okapi_cache_.mutex);
         if (!okapi_cache_.valid || okapi_cache_.generation != generation_) {
+            // Summed by increasing df, so the value does not depend on term ids (an index
+            // rebuilt from scratch gets the same double).
+            std::vector<std::size_t> dfs;
+            dfs.reserve(terms_.size());
+            for (const auto& td : terms_)
+                if (!td.postings.empty()) dfs.push_back(td.postings.size());
+            std::sort(dfs.begin(), dfs.end());
             const auto n = static_cast<double>(live_count_);
             double sum = 0.0;
-            std::size_t count = 0;
-            for (const auto& td : terms_) {
-                if (td.postings.empty()) continue;
-                sum += bm25_idf(BM25Variant::rank_bm25_okapi, n, static_cast<double>(td.postings.size()));
-                ++count;
+            const std::size_t count = dfs.size();
+            for (std::size_t i = 0; i < count;) {
+                std::size_t j = i;
+                while (j < count && dfs[j] == dfs[i]) ++j;
+                sum += static_cast<double>(j - i) * bm25_idf(BM25Variant::rank_bm25_okapi, n, static_cast<double>(dfs[i]));
+                i = j;
             }
             okapi_cache_.value = count == 0 ? 0.0 : sum / static_cast<double>(count);
             okapi_cache_.generation = generation_;
@@ -761,13 +780,13 @@ private:
             if (all) matched[d] = 1;
             if (!plan.allows(d)) continue;
             ++scored;
-            top.push({score_doc<V>(plan, tfs.data(), doc_len_[d]), d});
+            top.push({static_cast<float>(score_doc<V>(plan, tfs.data(), doc_len_[d])), d});
         }
         if (all) {
             // rank_bm25 scores every document: those without any query term all get
             // the sum of the absent-term parts; the k smallest such ids can enter.
             std::fill(tfs.begin(), tfs.end(), 0U);
-            const double base = score_doc<V>(plan, tfs.data(), 1);
+            const auto base = static_cast<float>(score_doc<V>(plan, tfs.data(), 1));
             std::size_t added = 0;
             for (std::size_t d = 0; d < live_.size() && added < k; ++d) {
                 if (!live_[d] || matched[d] || !plan.allows(static_cast<DocId>(d))) continue;
@@ -872,7 +891,7 @@ private:
                 }
             }
             ++scored;
-            top.push({score_doc<V>(plan, tfs.data(), len), d});
+            top.push({static_cast<float>(score_doc<V>(plan, tfs.data(), len)), d});
         }
         return scored;
     }

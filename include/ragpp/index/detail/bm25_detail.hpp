@@ -52,9 +52,10 @@ inline void skyline_add(std::vector<SkyPoint>& s, SkyPoint p) {
     s.insert(it, p);
 }
 
-/// A scored candidate during top-k selection.
+/// A scored candidate during top-k selection. Scores are ranked as the float the
+/// caller receives, so the returned list is ordered by its own scores, ties by id.
 struct Scored {
-    double score;
+    float score;
     DocId id;
 };
 
@@ -70,7 +71,7 @@ public:
     [[nodiscard]] bool full() const noexcept { return heap_.size() >= k_; }
     /// The score to beat once full (a candidate scoring exactly this and arriving with
     /// a larger id than the current worst does not enter).
-    [[nodiscard]] double threshold() const noexcept { return heap_.front().score; }
+    [[nodiscard]] double threshold() const noexcept { return static_cast<double>(heap_.front().score); }
     /// Offers a candidate; returns whether it entered.
     bool push(Scored s) {
         if (k_ == 0) return false;
@@ -90,7 +91,7 @@ public:
         std::sort(heap_.begin(), heap_.end(), better);
         std::vector<Hit> out;
         out.reserve(heap_.size());
-        for (const auto& s : heap_) out.push_back(Hit{s.id, static_cast<float>(s.score)});
+        for (const auto& s : heap_) out.push_back(Hit{s.id, s.score});
         heap_.clear();
         return out;
     }
@@ -222,16 +223,17 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
 
 /// The whole content of a file; IoError when it cannot be opened or read.
 inline std::string read_whole_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw IoError("cannot read '" + path.string() + "': it is a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError("cannot open '" + path.string() + "' for reading");
     std::string bytes;
-    in.seekg(0, std::ios::end);
-    const auto size = in.tellg();
-    if (size < 0) throw IoError("cannot read '" + path.string() + "'");
-    bytes.resize(static_cast<std::size_t>(size));
-    in.seekg(0, std::ios::beg);
-    in.read(bytes.data(), size);
-    if (!in) throw IoError("cannot read '" + path.string() + "'");
+    std::vector<char> buf(1 << 20);
+    while (in) {
+        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+        bytes.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    }
+    if (in.bad()) throw IoError("cannot read '" + path.string() + "'");
     return bytes;
 }
 
