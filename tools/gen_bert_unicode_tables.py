@@ -3,8 +3,8 @@
 Database (Debian package unicode-data: /usr/share/unicode/UnicodeData.txt).
 
 The tables are what the HuggingFace BertNormalizer / BertPreTokenizer need:
-general categories Mn (dropped by strip_accents), Cc/Cf/Co (control, removed by
-clean_text), P* (punctuation, split by the pre-tokenizer), White_Space, the simple
+general categories Mn (dropped by strip_accents), C* (Cc, Cf, Cs, Co, Cn: control,
+removed by clean_text), P* (punctuation, split by the pre-tokenizer), White_Space, the simple
 lowercase mapping, and for each code point with a canonical decomposition its full
 decomposition with the Mn marks removed (what NFD followed by dropping Mn gives).
 
@@ -88,8 +88,10 @@ print("struct CodeMap { std::uint32_t from, to; };")
 print("struct CodeStrip { std::uint32_t from; std::uint32_t to[3]; };\n")
 print("/// General category Mn (non-spacing marks).")
 emit_ranges("mark_nonspacing", ranges(lambda g: g == "Mn"))
-print("/// General categories Cc, Cf, Co (control, format, private use).")
-emit_ranges("other", ranges(lambda g: g in ("Cc", "Cf", "Co")))
+for c in range(0x110000):  # unassigned code points: Cn (surrogates are Cs)
+    cat.setdefault(c, "Cn")
+print("/// General categories Cc, Cf, Cs, Co, Cn (Rust's char::is_other).")
+emit_ranges("other", ranges(lambda g: g in ("Cc", "Cf", "Cs", "Co", "Cn")))
 print("/// General categories Pc, Pd, Ps, Pe, Pi, Pf, Po.")
 emit_ranges("punctuation", ranges(lambda g: g.startswith("P")))
 print("/// Simple lowercase mapping (UnicodeData field 13).")

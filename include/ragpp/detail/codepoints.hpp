@@ -21,8 +21,8 @@ namespace ragpp::detail {
 inline constexpr char32_t replacement_char = 0xFFFD;
 
 /// Decodes one code point at `s[i]`, advancing i. Invalid input gives U+FFFD and
-/// advances by one byte.
-[[nodiscard]] inline char32_t next_codepoint(std::string_view s, std::size_t& i) noexcept {
+/// advances by one byte. (Not nodiscard: called to skip one character too.)
+inline char32_t next_codepoint(std::string_view s, std::size_t& i) noexcept {
     const auto b0 = static_cast<unsigned char>(s[i]);
     if (b0 < 0x80) {
         ++i;
@@ -86,7 +86,7 @@ template <std::size_t N>
 
 /// General category Mn.
 [[nodiscard]] inline bool is_nonspacing_mark(char32_t cp) noexcept { return in_ranges(bert_tables::mark_nonspacing, cp); }
-/// General categories Cc, Cf, Co (unassigned code points, Cn, are not included).
+/// General categories Cc, Cf, Cs, Co and Cn (unassigned in Unicode 15.0).
 [[nodiscard]] inline bool is_other(char32_t cp) noexcept { return in_ranges(bert_tables::other, cp); }
 
 /// The Unicode White_Space property (PropList.txt), which Rust's char::is_whitespace follows.
