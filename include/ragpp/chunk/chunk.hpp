@@ -18,7 +18,8 @@
 // > line break in prose > word), the latest such boundary winning. The next part
 // starts up to `overlap` tokens earlier: at the earliest sentence (or stronger)
 // boundary among the previous part's last `overlap` tokens, else exactly `overlap`
-// tokens back; its end is then chosen after the previous part's end, so every part
+// tokens back in prose, and nowhere earlier in code and tables (so a part never
+// starts in the middle of a table row or code line); its end is then chosen after the previous part's end, so every part
 // brings new text and the parts of a section are in order.
 #pragma once
 
@@ -232,6 +233,7 @@ struct Word {
     std::size_t begin = 0, end = 0;  // byte offsets in the source
     std::size_t line = 0;            // 0-based
     int strength = 0;                // of the boundary before this word
+    bool structured = false;         // on a code or table line
 };
 
 enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph = 3 };
@@ -280,7 +282,7 @@ enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph
             if (i >= s.size()) break;
             const std::size_t b = i;
             while (i < s.size() && !is_space(s[i])) ++i;
-            Word w{base + b, base + i, ln, word_boundary};
+            Word w{base + b, base + i, ln, word_boundary, structured};
             const bool after_sentence =
                 !out.empty() && ends_sentence(std::string_view(lines.text).substr(out.back().begin,
                                                                                   out.back().end - out.back().begin));
@@ -327,7 +329,9 @@ enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph
         std::size_t next = e;
         if (overlap > 0) {
             const std::size_t lo = std::max(e > overlap ? e - overlap : 0, s + 1);
-            next = lo;
+            // No sentence or line start among the last `overlap` tokens: prose overlaps
+            // by exactly `overlap` tokens; code and tables (no half rows) do not overlap.
+            next = words[lo].structured ? e : lo;
             for (std::size_t p = lo; p < e; ++p)
                 if (words[p].strength >= sentence) {
                     next = p;
