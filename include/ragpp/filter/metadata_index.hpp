@@ -43,9 +43,7 @@ public:
     /// InvalidArgument when a number is NaN; nothing changes then.
     void add_document(DocId id, const Metadata& metadata) {
         if (id < docs_.size() && docs_[id]) throw DuplicateError("MetadataIndex: DocId " + std::to_string(id) + " is already indexed");
-        for (const auto& [field, value] : metadata)
-            if (const auto* x = std::get_if<double>(&value); x && std::isnan(*x))
-                throw InvalidArgument("MetadataIndex: field '" + field + "' of DocId " + std::to_string(id) + " is NaN");
+        validate(metadata, "DocId " + std::to_string(id));
         if (id >= docs_.size()) docs_.resize(std::size_t{id} + 1);
         docs_[id] = metadata;
         for (const auto& [field, value] : metadata) {
@@ -66,6 +64,13 @@ public:
         ++size_;
     }
     void add_document(DocId id, const Document& doc) { add_document(id, doc.metadata); }
+
+    /// Throws InvalidArgument naming `what` when `metadata` cannot be indexed (a NaN number).
+    static void validate(const Metadata& metadata, const std::string& what) {
+        for (const auto& [field, value] : metadata)
+            if (const auto* x = std::get_if<double>(&value); x && std::isnan(*x))
+                throw InvalidArgument("MetadataIndex: field '" + field + "' of " + what + " is NaN");
+    }
 
     /// Removes `id` from every posting. Throws NotFoundError when it is not indexed.
     void remove_document(DocId id) {
