@@ -1,4 +1,5 @@
-// ragpp: the umbrella header, every public header of the library.
+// ragpp: the umbrella header, every public header of the library (optional
+// integrations under ragpp/ext/ are included separately).
 #pragma once
 
 #include <ragpp/version.hpp>
@@ -8,10 +9,39 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 
+#include <ragpp/text/analyzer.hpp>
+#include <ragpp/text/normalize.hpp>
+#include <ragpp/text/porter.hpp>
+#include <ragpp/text/stemmer.hpp>
+#include <ragpp/text/stopwords.hpp>
+#include <ragpp/text/tokenizer.hpp>
+#include <ragpp/text/unicode.hpp>
+#include <ragpp/text/utf8.hpp>
 #include <ragpp/text/whitespace.hpp>
 
-#include <ragpp/index/store.hpp>
+#include <ragpp/chunk/chunk.hpp>
+#include <ragpp/chunk/chunker.hpp>
+#include <ragpp/chunk/front_matter.hpp>
+#include <ragpp/chunk/markdown.hpp>
+#include <ragpp/chunk/rst.hpp>
+#include <ragpp/chunk/text.hpp>
 
+#include <ragpp/filter/access.hpp>
+#include <ragpp/filter/filter.hpp>
+#include <ragpp/filter/metadata_index.hpp>
+
+#include <ragpp/embed/embedder.hpp>
+#include <ragpp/embed/hashing.hpp>
+#include <ragpp/embed/model2vec.hpp>
+#include <ragpp/embed/safetensors.hpp>
+#include <ragpp/embed/tokenizer_json.hpp>
+#include <ragpp/embed/word_vectors.hpp>
+
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/index/store.hpp>
+#include <ragpp/index/vector.hpp>
+
+#include <ragpp/retrieve/collection.hpp>
 #include <ragpp/retrieve/fusion.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 

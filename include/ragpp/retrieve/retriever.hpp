@@ -84,6 +84,25 @@ public:
         requires(std::default_initializable<Indexes> && ...)
     = default;
 
+    /// Reassembles a Retriever from a store and indexes loaded from disk (each index
+    /// must hold exactly the store's documents, under the same ids). Throws
+    /// InvalidArgument when an index's size differs from the store's.
+    Retriever(DocumentStore store, RetrieverOptions options, Indexes... indexes)
+        : store_(std::move(store)), indexes_(std::move(indexes)...) {
+        set_options(std::move(options));
+        std::size_t i = 0;
+        std::apply(
+            [&](const auto&... idx) {
+                ((idx.size() == store_.size()
+                      ? void(++i)
+                      : throw InvalidArgument("Retriever: index " + std::to_string(i) + " holds " +
+                                              std::to_string(idx.size()) + " documents, the store " +
+                                              std::to_string(store_.size()))),
+                 ...);
+            },
+            indexes_);
+    }
+
     /// Validates and installs new defaults. Throws InvalidArgument (and keeps the old
     /// options) on a negative or non-finite k or weight, or a wrong number of weights.
     void set_options(RetrieverOptions options) {

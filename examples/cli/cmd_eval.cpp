@@ -1,0 +1,178 @@
+// ragpp eval CORPUS QUESTIONS: one or several pipelines over the same chunks and
+// questions; metrics at each k, latency per stage, per-question outcomes and where a
+// miss happened, paired randomization tests, JSON / SVG / TREC outputs.
+#include "cli.hpp"
+#include "engine.hpp"
+
+#include <ragpp/eval/questions.hpp>
+#include <ragpp/eval/report.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace {
+
+std::vector<std::size_t> parse_ks(const std::string& text) {
+    std::vector<std::size_t> ks;
+    std::stringstream ss(text);
+    for (std::string part; std::getline(ss, part, ',');) {
+        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6 || std::stoul(part) == 0)
+            throw cli::UsageError("--k: '" + part + "' is not a positive integer");
+        ks.push_back(std::stoul(part));
+    }
+    std::sort(ks.begin(), ks.end());
+    ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+    if (ks.empty()) throw cli::UsageError("--k needs at least one cut-off");
+    return ks;
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out) throw ragpp::IoError("cannot write '" + path.string() + "'");
+}
+
+std::string truncate(const std::string& s, std::size_t n) {
+    if (s.size() <= n) return s;
+    std::size_t cut = n;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0U) == 0x80U) --cut;  // not inside a UTF-8 sequence
+    return s.substr(0, cut) + "...";
+}
+
+/// One line per question with its outcome in every pipeline, then what the last
+/// pipeline found for its misses.
+void print_questions(const std::vector<ragpp::PipelineReport>& reports, std::size_t k) {
+    const auto& qs = reports.front().questions();
+    std::printf("\nper question at k = %zu (ok, or MISS: 'rank' = among the candidates but below k, "
+                "'retr' = not among the candidates):\n",
+                k);
+    std::printf("  %-10s", "id");
+    for (const auto& r : reports) std::printf(" %-12s", r.name().c_str());
+    std::printf(" question\n");
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+        std::printf("  %-10s", truncate(qs[i].id, 10).c_str());
+        for (const auto& r : reports) {
+            std::string s;
+            if (qs[i].relevant.empty()) s = "n/a";
+            else
+                switch (r.miss(i, k)) {
+                    case ragpp::MissStage::none: s = "ok #" + std::to_string(r.outcomes()[i].first_relevant); break;
+                    case ragpp::MissStage::ranking: s = "MISS rank " + std::to_string(r.outcomes()[i].first_relevant); break;
+                    case ragpp::MissStage::retrieval: s = "MISS retr"; break;
+                }
+            std::printf(" %-12s", s.c_str());
+        }
+        std::printf(" %s\n", truncate(qs[i].text, 70).c_str());
+        const auto& last = reports.back();
+        if (!qs[i].relevant.empty() && last.miss(i, k) != ragpp::MissStage::none) {
+            std::printf("  %-10s expected:", "");
+            for (const auto& [label, g] : qs[i].relevant)
+                if (g > 0) std::printf(" %s", label.c_str());
+            std::printf("\n  %-10s %s found:", "", last.name().c_str());
+            const auto& keys = last.outcomes()[i].keys;
+            for (std::size_t x = 0; x < std::min<std::size_t>(3, keys.size()); ++x) std::printf(" %s", keys[x].c_str());
+            std::printf("\n");
+        }
+    }
+}
+
+int run_eval(cli::ArgParser& p) {
+    const bool progress = !p.has("quiet") && cli::stderr_is_terminal();
+    cli::EngineConfig config = cli::engine_config(p);
+    cli::apply_search_options(p, config);
+    const auto ks = parse_ks(p.get("k"));
+    const std::size_t miss_k = p.count("passages");
+    if (miss_k == 0) throw cli::UsageError("--passages must be >= 1");
+    std::vector<cli::Mode> modes;
+    for (const auto& m : p.all("mode")) modes.push_back(cli::parse_mode(m));
+    if (modes.empty()) modes = {cli::Mode::bm25, cli::Mode::vector, cli::Mode::hybrid};
+
+    const auto questions = ragpp::read_questions(p.get("QUESTIONS"));
+    if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
+    auto docs = cli::load_corpus(p.get("CORPUS"), config, progress);
+    const auto engine = cli::Engine::build(std::move(docs), config, progress);
+
+    const auto unmatched = engine.unmatched_labels(questions);
+    if (!unmatched.empty()) {
+        std::fprintf(stderr, "warning: %zu relevance label(s) match no chunk of the corpus (they can only be missed):",
+                     unmatched.size());
+        for (std::size_t i = 0; i < std::min<std::size_t>(5, unmatched.size()); ++i) std::fprintf(stderr, " %s", unmatched[i].c_str());
+        std::fprintf(stderr, "%s\n", unmatched.size() > 5 ? " ..." : "");
+    }
+
+    std::vector<ragpp::PipelineReport> reports;
+    for (auto m : modes) {
+        std::string name = cli::mode_name(m);
+        if (m == cli::Mode::hybrid && (config.weights[0] != 1.0 || config.weights[1] != 1.0)) {
+            std::ostringstream n;
+            n << "hybrid(" << config.weights[0] << "," << config.weights[1] << ")";
+            name = n.str();
+        }
+        reports.push_back(engine.evaluate(questions, m, name, progress));
+    }
+
+    std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
+                engine.size(), questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
+                config.k1, config.b, config.rrf_k, config.candidates);
+    std::printf("%s\n", ragpp::format_metrics_table(reports, ks).c_str());
+    if (reports.size() > 1) std::printf("%s\n", ragpp::format_comparisons(reports, ks).c_str());
+    std::printf("%s", ragpp::format_latency(reports).c_str());
+    if (p.has("per-question") || questions.size() <= 100) print_questions(reports, miss_k);
+    for (const auto& r : reports) {
+        std::size_t ok = 0, rank = 0, retr = 0, none = 0;
+        for (std::size_t i = 0; i < questions.size(); ++i) {
+            if (questions[i].relevant.empty()) ++none;
+            else if (r.miss(i, miss_k) == ragpp::MissStage::none) ++ok;
+            else if (r.miss(i, miss_k) == ragpp::MissStage::ranking) ++rank;
+            else ++retr;
+        }
+        std::printf("%s at k = %zu: %zu ok, %zu missed by ranking, %zu missed by retrieval, %zu without a relevant passage\n",
+                    r.name().c_str(), miss_k, ok, rank, retr, none);
+    }
+
+    if (p.has("json")) write_file(p.get("json"), ragpp::report_json(reports, ks, miss_k).dump(2) + "\n");
+    if (p.has("svg")) write_file(p.get("svg"), ragpp::recall_chart_svg(reports, ks, ragpp::Measure::recall,
+                                                                       "recall at k: " + p.get("QUESTIONS")));
+    if (p.has("run-dir")) {
+        const std::filesystem::path dir = p.get("run-dir");
+        std::filesystem::create_directories(dir);
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+            std::ostringstream run;
+            ragpp::write_trec_run(run, reports[i]);
+            write_file(dir / (cli::mode_name(modes[i]) + ".run"), run.str());
+        }
+        std::ostringstream qrels;
+        ragpp::write_trec_qrels(qrels, questions);
+        write_file(dir / "qrels.txt", qrels.str());
+    }
+    return 0;
+}
+
+const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics, misses by stage, latency, significance",
+                         [](cli::ArgParser& p) {
+                             p.positional("CORPUS", "a folder of .md/.rst/.txt files, a .jsonl file or a BEIR folder")
+                                 .positional("QUESTIONS", "a JSON question set, a .tsv file (question<TAB>path:line) or a "
+                                                          "BEIR folder")
+                                 .repeated("mode", "M", "a pipeline: bm25, vector or hybrid [default: all three]")
+                                 .option("k", "K1,K2,...", "cut-offs of the metrics", "1,3,5,10,20")
+                                 .option("passages", "N", "k at which a question is ok or a miss (the passages the model reads)",
+                                         "5")
+                                 .option("json", "FILE", "write everything as JSON")
+                                 .option("svg", "FILE", "write a chart of recall at k for each pipeline")
+                                 .option("run-dir", "DIR", "write TREC run files (<mode>.run, up to 200 results) and qrels.txt")
+                                 .flag("per-question", "print every question even for large sets")
+                                 .flag("quiet", "no progress bar");
+                             cli::declare_engine_options(p);
+                             cli::declare_search_options(p);
+                             p.epilog("Figures equal trec_eval's on the --run-dir files: trec_eval -c -m ndcg_cut -m recall "
+                                      "-m recip_rank DIR/qrels.txt DIR/hybrid.run (run scores are rank-based so that "
+                                      "trec_eval keeps our tie order).");
+                         },
+                         run_eval}};
+
+}  // namespace

@@ -1,0 +1,74 @@
+// ragpp search DIR QUERY: the best passages, with citation, fused score and trace.
+#include "cli.hpp"
+#include "engine.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+namespace {
+
+std::string first_lines(const std::string& text, std::size_t max_chars) {
+    std::string out;
+    for (char c : text) {
+        if (out.size() >= max_chars) {
+            out += "...";
+            break;
+        }
+        out += c == '\n' ? ' ' : c;
+    }
+    return out;
+}
+
+int run_search(cli::ArgParser& p) {
+    auto engine = cli::Engine::load(p.get("DIR"));
+    cli::apply_search_options(p, engine.config());
+    const auto mode = cli::parse_mode(p.get("mode"));
+    const std::size_t k = p.count("k");
+    std::string filter;
+    for (const auto& f : p.all("filter")) filter += (filter.empty() ? "(" : " and (") + f + ")";
+    const auto results = engine.search(p.get("QUERY"), k, mode, filter);
+    const char* names[] = {"bm25", "vector"};
+    if (p.has("json")) {
+        nlohmann::json j = nlohmann::json::array();
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const auto& r = results[i];
+            nlohmann::json trace = nlohmann::json::object();
+            for (std::size_t x = 0; x < r.trace.size(); ++x)
+                trace[names[x]] = r.trace[x].rank ? nlohmann::json{{"rank", *r.trace[x].rank}, {"score", *r.trace[x].score}}
+                                                  : nlohmann::json(nullptr);
+            j.push_back({{"rank", i + 1}, {"id", r.document->id}, {"citation", cli::citation(*r.document)},
+                         {"score", r.score}, {"trace", trace}, {"text", r.document->text}});
+        }
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    if (results.empty()) std::printf("no result for \"%s\"\n", p.get("QUERY").c_str());
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const auto& r = results[i];
+        std::printf("%2zu. %s\n    fused %.4f", i + 1, cli::citation(*r.document).c_str(), r.score);
+        for (std::size_t x = 0; x < r.trace.size(); ++x) {
+            if (r.trace[x].rank) std::printf("   %s #%zu (%.3f)", names[x], *r.trace[x].rank, *r.trace[x].score);
+            else std::printf("   %s -", names[x]);
+        }
+        std::printf("\n    %s\n", first_lines(r.document->text, 160).c_str());
+    }
+    return 0;
+}
+
+const cli::Register reg{{"search", "search an index folder; print citations, fused scores and traces",
+                         [](cli::ArgParser& p) {
+                             p.positional("DIR", "an index folder written by ragpp index")
+                                 .positional("QUERY", "the question")
+                                 .option("mode", "M", "bm25, vector or hybrid", "hybrid")
+                                 .option("k", "N", "number of results", "5")
+                                 .repeated("filter", "EXPR",
+                                           "metadata filter, e.g. type=guide, 'version>=2', 'groups in (a, b)' "
+                                           "(several are and-ed)")
+                                 .flag("json", "print JSON for programs");
+                             cli::declare_search_options(p);
+                         },
+                         run_search}};
+
+}  // namespace

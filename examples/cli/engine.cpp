@@ -1,0 +1,513 @@
+// The ragpp tool's engine (see engine.hpp). This translation unit is the only one that
+// instantiates the indexes, with two small type-erased policies: AnyAnalyzer and
+// AnyEmbedder (type erasure at the edge, as STYLE.md asks: the library stays templated).
+#include "engine.hpp"
+
+#include "progress.hpp"
+
+#include <ragpp/chunk/chunker.hpp>
+#include <ragpp/embed/embedder.hpp>
+#include <ragpp/embed/hashing.hpp>
+#include <ragpp/embed/model2vec.hpp>
+#include <ragpp/embed/word_vectors.hpp>
+#include <ragpp/filter/filter.hpp>
+#include <ragpp/filter/metadata_index.hpp>
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/index/vector.hpp>
+#include <ragpp/io/beir.hpp>
+#include <ragpp/text/analyzer.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Time spent analysing and embedding by the current thread, read by evaluate() to
+// split each index's time into its stages.
+thread_local double analysis_seconds = 0;
+thread_local double embedding_seconds = 0;
+
+class AnyAnalyzer {
+public:
+    explicit AnyAnalyzer(std::string name) : name_(std::move(name)) {
+        fn_ = ragpp::with_analyzer(name_, [](auto analyzer) -> Fn {
+            return [analyzer](std::string_view text, std::vector<std::string>& out) { analyzer.analyze(text, out); };
+        });
+    }
+    void analyze(std::string_view text, std::vector<std::string>& out) const {
+        const auto t0 = Clock::now();
+        fn_(text, out);
+        analysis_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    [[nodiscard]] std::string_view name() const noexcept { return name_; }
+
+private:
+    using Fn = std::function<void(std::string_view, std::vector<std::string>&)>;
+    std::string name_;
+    Fn fn_;
+};
+static_assert(ragpp::Analyzer<AnyAnalyzer>);
+
+class AnyEmbedder {
+public:
+    template <ragpp::Embedder E>
+    explicit AnyEmbedder(E embedder, std::string spec)
+        : impl_(std::make_shared<const Model<E>>(std::move(embedder))), spec_(std::move(spec)) {}
+
+    [[nodiscard]] std::size_t dimension() const { return impl_->dimension(); }
+    [[nodiscard]] Eigen::VectorXf embed(std::string_view text, ragpp::Role role) const {
+        const auto t0 = Clock::now();
+        Eigen::VectorXf v = impl_->embed(text, role);
+        embedding_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        return v;
+    }
+    [[nodiscard]] ragpp::RowMatrixXf embed_batch(std::span<const std::string> texts, ragpp::Role role) const {
+        const auto t0 = Clock::now();
+        ragpp::RowMatrixXf m = impl_->embed_batch(texts, role);
+        embedding_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+        return m;
+    }
+    [[nodiscard]] std::string name() const { return impl_->name(); }
+    [[nodiscard]] const std::string& spec() const noexcept { return spec_; }
+
+private:
+    struct Concept {
+        virtual ~Concept() = default;
+        virtual std::size_t dimension() const = 0;
+        virtual Eigen::VectorXf embed(std::string_view, ragpp::Role) const = 0;
+        virtual ragpp::RowMatrixXf embed_batch(std::span<const std::string>, ragpp::Role) const = 0;
+        virtual std::string name() const = 0;
+    };
+    template <class E>
+    struct Model final : Concept {
+        explicit Model(E e) : embedder(std::move(e)) {}
+        std::size_t dimension() const override { return embedder.dimension(); }
+        Eigen::VectorXf embed(std::string_view t, ragpp::Role r) const override { return embedder.embed(t, r); }
+        ragpp::RowMatrixXf embed_batch(std::span<const std::string> t, ragpp::Role r) const override {
+            return embedder.embed_batch(t, r);
+        }
+        std::string name() const override { return std::string(embedder.name()); }
+        E embedder;
+    };
+    std::shared_ptr<const Concept> impl_;
+    std::string spec_;
+};
+static_assert(ragpp::Embedder<AnyEmbedder>);
+
+AnyEmbedder make_embedder(const EngineConfig& c) {
+    const ragpp::RolePrefixes prefixes{c.query_prefix, c.passage_prefix};
+    const std::string& spec = c.embedder;
+    const auto colon = spec.find(':');
+    const std::string kind = spec.substr(0, colon);
+    const std::string arg = colon == std::string::npos ? std::string() : spec.substr(colon + 1);
+    if (kind == "hashing") {
+        ragpp::HashingOptions o;
+        if (!arg.empty()) {
+            if (arg.find_first_not_of("0123456789") != std::string::npos || arg.size() > 6)
+                throw UsageError("--embedder hashing:DIM needs a dimension, got '" + arg + "'");
+            o.dimension = std::stoul(arg);
+        }
+        o.prefixes = prefixes;
+        return AnyEmbedder(ragpp::HashingEmbedder(o), spec);
+    }
+    if (kind == "model2vec" && !arg.empty()) {
+        ragpp::StaticEmbedderOptions o;
+        o.prefixes = prefixes;
+        return AnyEmbedder(ragpp::make_shared_embedder<ragpp::StaticEmbedder>(std::filesystem::path(arg), o), spec);
+    }
+    if (kind == "vectors" && !arg.empty()) {
+        ragpp::WordVectorOptions o;
+        o.prefixes = prefixes;
+        // Word vectors are looked up by surface word: the standard analyzer (case and
+        // accents folded, no stemming) keeps words a word-vector vocabulary knows.
+        return AnyEmbedder(ragpp::WordVectorEmbedder<AnyAnalyzer>(ragpp::WordVectors::load(arg), AnyAnalyzer("standard"), o),
+                           spec);
+    }
+    throw UsageError("--embedder '" + spec + "' is not one of hashing, hashing:DIM, model2vec:DIR, vectors:FILE");
+}
+
+using Bm25 = ragpp::BM25Index<AnyAnalyzer>;
+using Vectors = ragpp::VectorIndex<AnyEmbedder>;
+using Hybrid = ragpp::Retriever<Bm25, Vectors>;
+
+ragpp::BM25Params bm25_params(const EngineConfig& c) {
+    ragpp::BM25Params p;
+    p.variant = ragpp::parse_bm25_variant(c.variant);
+    p.k1 = c.k1;
+    p.b = c.b;
+    p.delta = c.delta;
+    return p;
+}
+
+ragpp::RetrieverOptions retriever_options(const EngineConfig& c) { return {c.rrf_k, c.weights, c.candidates}; }
+
+// --- metadata <-> JSON ---------------------------------------------------------------
+nlohmann::json metadata_json(const ragpp::Metadata& m) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [k, v] : m)
+        std::visit(
+            [&](const auto& x) {
+                using T = std::decay_t<decltype(x)>;
+                if constexpr (std::is_same_v<T, ragpp::Date>) j[k] = {{"date", x.to_string()}};
+                else j[k] = x;
+            },
+            v);
+    return j;
+}
+
+ragpp::Metadata metadata_from_json(const nlohmann::json& j, const std::string& where) {
+    ragpp::Metadata m;
+    if (j.is_null()) return m;
+    if (!j.is_object()) throw ragpp::ParseError(where + ": field 'metadata' must be an object");
+    for (const auto& [k, v] : j.items()) {
+        if (v.is_string()) m[k] = v.get<std::string>();
+        else if (v.is_number()) m[k] = v.get<double>();
+        else if (v.is_boolean()) m[k] = std::string(v.get<bool>() ? "true" : "false");
+        else if (v.is_object() && v.contains("date") && v["date"].is_string()) m[k] = ragpp::Date::parse(v["date"].get<std::string>());
+        else if (v.is_array()) {
+            std::vector<std::string> list;
+            for (const auto& e : v) {
+                if (!e.is_string()) throw ragpp::ParseError(where + ": metadata field '" + k + "' must be a list of strings");
+                list.push_back(e.get<std::string>());
+            }
+            m[k] = std::move(list);
+        } else if (!v.is_null()) {
+            throw ragpp::ParseError(where + ": metadata field '" + k + "' has an unsupported type");
+        }
+    }
+    return m;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw ragpp::IoError("cannot open '" + p.string() + "' for reading");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+// --- options ----------------------------------------------------------------------
+
+void declare_engine_options(ArgParser& p, bool with_chunking) {
+    p.option("analyzer", "NAME", "BM25 analyzer: standard, english, french or cjk", "english")
+        .option("embedder", "SPEC",
+                "vector embedder: hashing (built in, no download), hashing:DIM, model2vec:DIR (a Model2Vec model "
+                "folder), vectors:FILE (word2vec text/binary or GloVe text)",
+                "hashing")
+        .option("query-prefix", "TEXT", "prepended to queries before embedding; E5 models need \"query: \"", "")
+        .option("passage-prefix", "TEXT", "prepended to passages before embedding; E5 models need \"passage: \"", "")
+        .option("variant", "NAME", "BM25 variant: lucene, robertson, atire, bm25l, bm25+, rank_bm25.BM25Okapi, ...",
+                "lucene")
+        .option("delta", "X", "BM25L/BM25+ delta", "0.5");
+    if (with_chunking)
+        p.option("max-tokens", "N", "largest chunk of a .md/.rst/.txt file, in words", "400")
+            .option("overlap", "N", "words shared by consecutive parts of a long section [default: 15% of max-tokens]");
+}
+
+void declare_search_options(ArgParser& p) {
+    p.option("k1", "X", "BM25 k1 (term frequency saturation)", "0.9")
+        .option("b", "X", "BM25 b (length normalisation)", "0.4")
+        .option("rrf-k", "X", "reciprocal rank fusion constant", "60")
+        .option("weights", "W1,W2", "fusion weights of BM25 and vector search in hybrid mode", "1,1")
+        .option("candidates", "N", "results each index contributes to the fusion", "100");
+}
+
+void apply_search_options(const ArgParser& p, EngineConfig& c) {
+    c.k1 = p.number("k1");
+    c.b = p.number("b");
+    c.rrf_k = p.number("rrf-k");
+    c.candidates = p.count("candidates");
+    c.weights.clear();
+    std::stringstream ss(p.get("weights"));
+    for (std::string w; std::getline(ss, w, ',');) {
+        char* end = nullptr;
+        const double v = std::strtod(w.c_str(), &end);
+        if (w.empty() || end != w.c_str() + w.size()) throw UsageError("--weights: '" + w + "' is not a number");
+        c.weights.push_back(v);
+    }
+    if (c.weights.size() != 2) throw UsageError("--weights needs two numbers, BM25's and the vector index's");
+}
+
+EngineConfig engine_config(const ArgParser& p) {
+    EngineConfig c;
+    c.analyzer = p.get("analyzer");
+    ragpp::with_analyzer(c.analyzer, [](auto) { return 0; });  // validates the name
+    c.embedder = p.get("embedder");
+    c.query_prefix = p.get("query-prefix");
+    c.passage_prefix = p.get("passage-prefix");
+    c.variant = p.get("variant");
+    (void)ragpp::parse_bm25_variant(c.variant);
+    c.delta = p.number("delta");
+    if (p.has("max-tokens")) {
+        c.max_tokens = p.count("max-tokens");
+        if (p.has("overlap")) c.overlap = p.count("overlap");
+    }
+    return c;
+}
+
+Mode parse_mode(const std::string& name) {
+    if (name == "bm25") return Mode::bm25;
+    if (name == "vector") return Mode::vector;
+    if (name == "hybrid") return Mode::hybrid;
+    throw UsageError("--mode '" + name + "' is not bm25, vector or hybrid");
+}
+std::string mode_name(Mode m) { return m == Mode::bm25 ? "bm25" : m == Mode::vector ? "vector" : "hybrid"; }
+
+std::string citation(const ragpp::Document& doc) {
+    std::string out = doc.id;
+    if (auto it = doc.metadata.find("heading_path"); it != doc.metadata.end())
+        if (const auto* path = std::get_if<std::vector<std::string>>(&it->second); path && !path->empty()) {
+            out += "  ";
+            for (std::size_t i = 0; i < path->size(); ++i) out += (i ? " > " : "") + (*path)[i];
+        }
+    return out;
+}
+
+// --- corpus -------------------------------------------------------------------------
+
+std::vector<ragpp::Document> load_corpus(const std::filesystem::path& corpus, const EngineConfig& config, bool progress) {
+    namespace fs = std::filesystem;
+    std::vector<ragpp::Document> docs;
+    auto beir_doc = [](ragpp::BeirDocument d) {
+        ragpp::Document doc{std::move(d.id), d.title.empty() ? std::move(d.text) : d.title + "\n" + d.text, {}};
+        if (!d.title.empty()) doc.metadata["title"] = std::move(d.title);
+        return doc;
+    };
+    if (fs::is_directory(corpus) && fs::exists(corpus / "corpus.jsonl")) {
+        for (auto& d : ragpp::read_beir_corpus(corpus / "corpus.jsonl")) docs.push_back(beir_doc(std::move(d)));
+        return docs;
+    }
+    if (fs::is_directory(corpus)) {
+        std::vector<fs::path> files;
+        for (const auto& e : fs::recursive_directory_iterator(corpus)) {
+            if (!e.is_regular_file()) continue;
+            const auto ext = e.path().extension().string();
+            if (ext == ".md" || ext == ".markdown" || ext == ".rst" || ext == ".txt") files.push_back(e.path());
+        }
+        std::sort(files.begin(), files.end());
+        if (files.empty()) throw ragpp::NotFoundError("no .md, .rst or .txt file under '" + corpus.string() + "'");
+        ragpp::ChunkOptions chunking;
+        chunking.max_tokens = config.max_tokens;
+        chunking.overlap = config.overlap;
+        chunking.validate("ragpp");
+        Progress bar("chunking", files.size(), progress);
+        for (const auto& f : files) {
+            const ragpp::Document source{fs::relative(f, corpus).generic_string(), read_file(f), {}};
+            for (const auto& chunk : ragpp::chunk_document(source, chunking)) docs.push_back(chunk.to_document());
+            bar.tick();
+        }
+        return docs;
+    }
+    if (corpus.extension() == ".jsonl") {
+        std::set<std::string> seen;
+        ragpp::detail::for_each_jsonl(corpus, [&](const nlohmann::json& j, std::size_t line) {
+            const std::string where = corpus.string() + ":" + std::to_string(line);
+            const char* id_field = j.contains("_id") ? "_id" : "id";
+            ragpp::BeirDocument d{ragpp::detail::json_string_field(j, id_field, corpus, line, true),
+                                  ragpp::detail::json_string_field(j, "title", corpus, line, false),
+                                  ragpp::detail::json_string_field(j, "text", corpus, line, true)};
+            if (!seen.insert(d.id).second) throw ragpp::DuplicateError(where + ": duplicate id '" + d.id + "'");
+            auto doc = beir_doc(std::move(d));
+            if (auto it = j.find("metadata"); it != j.end())
+                for (auto& [k, v] : metadata_from_json(*it, where)) doc.metadata[k] = std::move(v);
+            docs.push_back(std::move(doc));
+        });
+        return docs;
+    }
+    throw ragpp::NotFoundError("corpus '" + corpus.string() +
+                               "' is neither a folder (of .md/.rst/.txt files, or BEIR) nor a .jsonl file");
+}
+
+// --- the engine -----------------------------------------------------------------------
+
+struct Engine::Impl {
+    EngineConfig config;
+    Hybrid retriever;
+    ragpp::MetadataIndex metadata;
+
+    Impl(EngineConfig c, Hybrid r) : config(std::move(c)), retriever(std::move(r)) {}
+
+    void index_metadata() {
+        for (ragpp::DocId id = 0; id < retriever.store().capacity(); ++id)
+            if (auto d = retriever.document(id)) metadata.add_document(id, d->metadata);
+    }
+
+    ragpp::SearchOptions options(Mode mode) const {
+        ragpp::SearchOptions o;
+        o.k1 = config.k1;
+        o.b = config.b;
+        o.rrf_k = config.rrf_k;
+        o.candidates = config.candidates;
+        o.weights = mode == Mode::bm25 ? std::vector<double>{1.0, 0.0}
+                    : mode == Mode::vector ? std::vector<double>{0.0, 1.0}
+                                           : config.weights;
+        return o;
+    }
+};
+
+Engine Engine::build(std::vector<ragpp::Document> docs, EngineConfig config, bool progress) {
+    Hybrid r(retriever_options(config), Bm25(AnyAnalyzer(config.analyzer), bm25_params(config)),
+             Vectors(make_embedder(config)));
+    auto impl = std::make_shared<Impl>(std::move(config), std::move(r));
+    Progress bar("indexing", docs.size(), progress);
+    for (auto& d : docs) {
+        impl->retriever.add_document(std::move(d));
+        bar.tick();
+    }
+    bar.finish();
+    impl->index_metadata();
+    return Engine(std::move(impl));
+}
+
+void Engine::save(const std::filesystem::path& dir) const {
+    namespace fs = std::filesystem;
+    fs::create_directories(dir);
+    const auto& c = impl_->config;
+    nlohmann::json m{{"format", "ragpp-index"},
+                     {"version", 1},
+                     {"analyzer", c.analyzer},
+                     {"embedder", c.embedder},
+                     {"query_prefix", c.query_prefix},
+                     {"passage_prefix", c.passage_prefix},
+                     {"variant", c.variant},
+                     {"delta", c.delta},
+                     {"max_tokens", c.max_tokens},
+                     {"documents", impl_->retriever.size()}};
+    if (c.overlap) m["overlap"] = *c.overlap;
+    {
+        std::ofstream out(dir / "documents.jsonl.tmp", std::ios::binary);
+        for (ragpp::DocId id = 0; id < impl_->retriever.store().capacity(); ++id)
+            if (auto d = impl_->retriever.document(id))
+                out << nlohmann::json{{"docid", id}, {"id", d->id}, {"text", d->text}, {"metadata", metadata_json(d->metadata)}}
+                           .dump()
+                    << '\n';
+        if (!out) throw ragpp::IoError("cannot write '" + (dir / "documents.jsonl.tmp").string() + "'");
+    }
+    fs::rename(dir / "documents.jsonl.tmp", dir / "documents.jsonl");
+    impl_->retriever.index<0>().save(dir / "bm25.idx");
+    impl_->retriever.index<1>().save(dir / "vector.idx");
+    {
+        std::ofstream out(dir / "manifest.json.tmp");
+        out << m.dump(2) << '\n';
+        if (!out) throw ragpp::IoError("cannot write '" + (dir / "manifest.json.tmp").string() + "'");
+    }
+    fs::rename(dir / "manifest.json.tmp", dir / "manifest.json");
+}
+
+Engine Engine::load(const std::filesystem::path& dir) {
+    const auto manifest_path = dir / "manifest.json";
+    nlohmann::json m;
+    try {
+        m = nlohmann::json::parse(read_file(manifest_path));
+    } catch (const nlohmann::json::exception& e) {
+        throw ragpp::FormatError("'" + manifest_path.string() + "' is not a ragpp index manifest: " + e.what());
+    }
+    if (m.value("format", "") != "ragpp-index" || m.value("version", 0) != 1)
+        throw ragpp::FormatError("'" + manifest_path.string() + "' is not a version 1 ragpp index manifest");
+    EngineConfig c;
+    try {
+        c.analyzer = m.at("analyzer").get<std::string>();
+        c.embedder = m.at("embedder").get<std::string>();
+        c.query_prefix = m.at("query_prefix").get<std::string>();
+        c.passage_prefix = m.at("passage_prefix").get<std::string>();
+        c.variant = m.at("variant").get<std::string>();
+        c.delta = m.at("delta").get<double>();
+        c.max_tokens = m.at("max_tokens").get<std::size_t>();
+        if (m.contains("overlap")) c.overlap = m["overlap"].get<std::size_t>();
+    } catch (const nlohmann::json::exception& e) {
+        throw ragpp::FormatError("'" + manifest_path.string() + "': " + e.what());
+    }
+    ragpp::DocumentStore store;
+    const auto docs_path = dir / "documents.jsonl";
+    ragpp::detail::for_each_jsonl(docs_path, [&](const nlohmann::json& j, std::size_t line) {
+        const std::string where = docs_path.string() + ":" + std::to_string(line);
+        if (!j.contains("docid") || !j["docid"].is_number_unsigned())
+            throw ragpp::FormatError(where + ": field 'docid' is missing");
+        store.insert(j["docid"].get<ragpp::DocId>(),
+                     ragpp::Document{ragpp::detail::json_string_field(j, "id", docs_path, line, true),
+                                     ragpp::detail::json_string_field(j, "text", docs_path, line, true),
+                                     metadata_from_json(j.value("metadata", nlohmann::json()), where)});
+    });
+    auto bm25 = Bm25::load(dir / "bm25.idx", AnyAnalyzer(c.analyzer));
+    auto vectors = Vectors::load(dir / "vector.idx", make_embedder(c));
+    auto impl = std::make_shared<Impl>(c, Hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors)));
+    impl->index_metadata();
+    return Engine(std::move(impl));
+}
+
+const EngineConfig& Engine::config() const { return impl_->config; }
+EngineConfig& Engine::config() { return impl_->config; }
+std::size_t Engine::size() const { return impl_->retriever.size(); }
+
+std::vector<ragpp::Result> Engine::search(const std::string& query, std::size_t k, Mode mode, const std::string& filter) const {
+    auto o = impl_->options(mode);
+    if (!filter.empty()) o.allowed = std::make_shared<const ragpp::DocSet>(impl_->metadata.compile(ragpp::parse_filter(filter)));
+    return impl_->retriever.search(query, k, o);
+}
+
+ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
+                                       bool progress) const {
+    const auto o = impl_->options(mode);
+    const std::size_t all = impl_->config.candidates * 2;
+    Progress bar("evaluating " + name, questions.size(), progress);
+    auto report = ragpp::evaluate(
+        name, questions,
+        [&](std::string_view q, ragpp::StageTimes& times) {
+            analysis_seconds = 0;
+            embedding_seconds = 0;
+            ragpp::SearchTimings t;
+            const auto results = impl_->retriever.search(q, all, o, t);
+            if (mode != Mode::vector) {
+                times.emplace_back("analysis", analysis_seconds);
+                times.emplace_back("bm25", t.index_seconds[0] - analysis_seconds);
+            }
+            if (mode != Mode::bm25) {
+                times.emplace_back("embedding", embedding_seconds);
+                times.emplace_back("vector", t.index_seconds[1] - embedding_seconds);
+            }
+            times.emplace_back("fusion", t.fusion_seconds);
+            std::vector<ragpp::Retrieved> out;
+            out.reserve(results.size());
+            for (const auto& r : results) out.push_back({r.document->id, r.score});
+            return out;
+        },
+        [&](std::size_t, std::size_t) { bar.tick(); });
+    bar.finish();
+    return report;
+}
+
+std::vector<std::string> Engine::unmatched_labels(const ragpp::QuestionSet& questions) const {
+    std::set<std::string> labels;
+    for (const auto& q : questions)
+        for (const auto& [label, grade] : q.relevant) labels.insert(label);
+    std::vector<std::string> keys;
+    for (ragpp::DocId id = 0; id < impl_->retriever.store().capacity(); ++id)
+        if (auto d = impl_->retriever.document(id)) keys.push_back(d->id);
+    std::sort(keys.begin(), keys.end());
+    std::vector<std::string> missing;
+    for (const auto& label : labels) {
+        // Every key a label matches starts with the label: look from its lower bound.
+        auto it = std::lower_bound(keys.begin(), keys.end(), label);
+        bool found = false;
+        for (; it != keys.end() && it->compare(0, label.size(), label) == 0; ++it)
+            if (ragpp::label_matches(label, *it)) {
+                found = true;
+                break;
+            }
+        if (!found) missing.push_back(label);
+    }
+    return missing;
+}
+
+}  // namespace cli

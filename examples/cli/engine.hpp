@@ -1,0 +1,86 @@
+// The ragpp tool's engine: a BM25 + vector hybrid retriever whose analyzer and
+// embedder are chosen by name at run time, built from a corpus or loaded from an index
+// folder. Heavy templates are instantiated once, in engine.cpp; the subcommands see
+// only this small interface.
+#pragma once
+
+#include <ragpp/core/types.hpp>
+#include <ragpp/eval/evaluate.hpp>
+#include <ragpp/eval/question.hpp>
+#include <ragpp/retrieve/retriever.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace cli {
+
+/// Everything that shapes an index, from the command line.
+struct EngineConfig {
+    std::string analyzer = "english";
+    /// hashing[:DIM] | model2vec:DIR | vectors:FILE
+    std::string embedder = "hashing";
+    std::string query_prefix, passage_prefix;
+    std::string variant = "lucene";
+    double k1 = 0.9, b = 0.4, delta = 0.5;
+    std::size_t max_tokens = 400;
+    std::optional<std::size_t> overlap;
+    double rrf_k = 60;
+    std::vector<double> weights{1.0, 1.0};
+    std::size_t candidates = 100;
+};
+
+/// Declares the index-shaping options on a parser, and reads them back.
+void declare_engine_options(ArgParser& p, bool with_chunking = true);
+EngineConfig engine_config(const ArgParser& p);
+/// Declares and reads the search-time knobs (--rrf-k, --weights, --candidates, --k1, --b).
+void declare_search_options(ArgParser& p);
+void apply_search_options(const ArgParser& p, EngineConfig& c);
+
+enum class Mode { bm25, vector, hybrid };
+Mode parse_mode(const std::string& name);
+std::string mode_name(Mode m);
+
+/// Documents of a corpus: a folder of .md/.rst/.txt files (chunked; ids are paths
+/// relative to the folder), a .jsonl file ({"_id"|"id", "title"?, "text", "metadata"?}
+/// per line) or a BEIR folder (corpus.jsonl).
+std::vector<ragpp::Document> load_corpus(const std::filesystem::path& corpus, const EngineConfig& config, bool progress);
+
+class Engine {
+public:
+    /// Indexes `docs` (progress on stderr when `progress`).
+    static Engine build(std::vector<ragpp::Document> docs, EngineConfig config, bool progress);
+    /// Loads an index folder written by save().
+    static Engine load(const std::filesystem::path& dir);
+    /// Writes manifest.json, documents.jsonl, bm25.idx and vector.idx into `dir`.
+    void save(const std::filesystem::path& dir) const;
+
+    [[nodiscard]] const EngineConfig& config() const;
+    EngineConfig& config();
+    [[nodiscard]] std::size_t size() const;
+
+    /// The k best results of one pipeline; `filter` in the parse_filter syntax (empty: none).
+    [[nodiscard]] std::vector<ragpp::Result> search(const std::string& query, std::size_t k, Mode mode,
+                                                    const std::string& filter = {}) const;
+    /// Every question through one pipeline: the whole candidate list is evaluated;
+    /// stages are analysis, bm25, embedding, vector, fusion.
+    [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
+                                                 bool progress) const;
+    /// Labels of `questions` that match no document of the index (reported, not hidden).
+    [[nodiscard]] std::vector<std::string> unmatched_labels(const ragpp::QuestionSet& questions) const;
+
+    struct Impl;
+
+private:
+    explicit Engine(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+    std::shared_ptr<Impl> impl_;
+};
+
+/// "path:line" and heading path of a stored chunk, for citations.
+std::string citation(const ragpp::Document& doc);
+
+}  // namespace cli
