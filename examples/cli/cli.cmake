@@ -53,3 +53,35 @@ add_test(NAME cli.chunk.zero_tokens
     -DEXPECT_RC=2 "-DEXPECT_STDERR=max_tokens is 0" -P ${_chunk_run}
   WORKING_DIRECTORY ${_chunk_data})
 # --- end ragpp chunk ---------------------------------------------------------------
+
+# --- ragpp index / search / eval (the evaluation issue) -------------------------------
+set(_eval_data ${CMAKE_CURRENT_SOURCE_DIR}/cli/testdata)
+set(_eval_out ${CMAKE_CURRENT_BINARY_DIR}/cli-eval)
+add_test(NAME cli.index.small
+  COMMAND ragpp_cli index ${_eval_data}/corpus --out ${_eval_out}/index --quiet)
+set_tests_properties(cli.index.small PROPERTIES FIXTURES_SETUP cli_small_index
+  PASS_REGULAR_EXPRESSION "indexed 5 documents")
+# The exact identifier: BM25 ranks the ORA-01555 section first, and the trace shows it.
+add_test(NAME cli.search.identifier COMMAND ragpp_cli search ${_eval_out}/index --k 1 ORA-01555)
+set_tests_properties(cli.search.identifier PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "1\\. database.rst:4  Database errors > ORA-01555\n    fused [0-9.]+   bm25 #1")
+add_test(NAME cli.search.json COMMAND ragpp_cli search ${_eval_out}/index --json --mode bm25 --k 2 "notice period MX200")
+set_tests_properties(cli.search.json PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "\"citation\": \"contracts/(mx200|amendment-2025).md:[37]")
+# A filter applied before search: only the amendment (type = amendment) can come back.
+add_test(NAME cli.search.filter COMMAND ragpp_cli search ${_eval_out}/index --filter type=amendment "notice period")
+set_tests_properties(cli.search.filter PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "1\\. contracts/amendment-2025.md:7" FAIL_REGULAR_EXPRESSION "mx200.md")
+add_test(NAME cli.search.missing_index COMMAND ragpp_cli search ${_eval_out}/no-such-index "x")
+set_tests_properties(cli.search.missing_index PROPERTIES PASS_REGULAR_EXPRESSION "cannot open '.*no-such-index/manifest.json'")
+add_test(NAME cli.eval.small
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --k 1,3 --passages 1
+    --json ${_eval_out}/eval.json --svg ${_eval_out}/recall.svg --run-dir ${_eval_out}/runs)
+set_tests_properties(cli.eval.small PROPERTIES PASS_REGULAR_EXPRESSION
+  "bm25        1    1.0000  0.8333.*\\(3 answerable questions averaged; 1 without any relevant passage counted apart\\).*none +n/a +n/a +n/a")
+add_test(NAME cli.eval.bad_questions COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/bad-questions.json)
+set_tests_properties(cli.eval.bad_questions PROPERTIES
+  PASS_REGULAR_EXPRESSION "bad-questions.json:3: question 2: field 'relevant' is missing")
+add_test(NAME cli.eval.bad_mode COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm26)
+set_tests_properties(cli.eval.bad_mode PROPERTIES PASS_REGULAR_EXPRESSION "--mode 'bm26' is not bm25, vector or hybrid")
+# --- end ragpp index / search / eval ---------------------------------------------------
