@@ -88,9 +88,9 @@ int run_eval(cli::ArgParser& p) {
     const auto ks = parse_ks(p.get("k"));
     const std::size_t miss_k = p.count("passages");
     if (miss_k == 0) throw cli::UsageError("--passages must be >= 1");
-    std::vector<cli::Mode> modes;
-    for (const auto& m : p.all("mode")) modes.push_back(cli::parse_mode(m));
-    if (modes.empty()) modes = {cli::Mode::bm25, cli::Mode::vector, cli::Mode::hybrid};
+    std::vector<cli::PipelineSpec> pipelines;
+    for (const auto& m : p.all("mode")) pipelines.push_back(cli::parse_pipeline(m));
+    if (pipelines.empty()) pipelines = {{cli::Mode::bm25, {}}, {cli::Mode::vector, {}}, {cli::Mode::hybrid, {}}};
 
     const auto questions = ragpp::read_questions(p.get("QUESTIONS"));
     if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
@@ -106,14 +106,23 @@ int run_eval(cli::ArgParser& p) {
     }
 
     std::vector<ragpp::PipelineReport> reports;
-    for (auto m : modes) {
-        std::string name = cli::mode_name(m);
-        if (m == cli::Mode::hybrid && (config.weights[0] != 1.0 || config.weights[1] != 1.0)) {
+    std::vector<std::string> file_names;
+    for (const auto& pl : pipelines) {
+        std::string name = cli::mode_name(pl.mode);
+        const auto& w = pl.weights.empty() ? config.weights : pl.weights;
+        if (pl.mode == cli::Mode::hybrid && (w[0] != 1.0 || w[1] != 1.0)) {
             std::ostringstream n;
-            n << "hybrid(" << config.weights[0] << "," << config.weights[1] << ")";
+            n << "hybrid(" << w[0] << "," << w[1] << ")";
             name = n.str();
         }
-        reports.push_back(engine.evaluate(questions, m, name, progress));
+        for (const auto& r : reports)
+            if (r.name() == name) throw cli::UsageError("--mode: pipeline '" + name + "' given twice");
+        reports.push_back(engine.evaluate(questions, pl.mode, name, progress, pl.weights));
+        std::string file = name;
+        for (char& c : file)
+            if (c == '(' || c == ')' || c == ',') c = c == ',' ? '_' : '-';
+        while (!file.empty() && file.back() == '-') file.pop_back();
+        file_names.push_back(file);
     }
 
     std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
@@ -144,7 +153,7 @@ int run_eval(cli::ArgParser& p) {
         for (std::size_t i = 0; i < reports.size(); ++i) {
             std::ostringstream run;
             ragpp::write_trec_run(run, reports[i]);
-            write_file(dir / (cli::mode_name(modes[i]) + ".run"), run.str());
+            write_file(dir / (file_names[i] + ".run"), run.str());
         }
         std::ostringstream qrels;
         ragpp::write_trec_qrels(qrels, questions);
@@ -158,7 +167,9 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                              p.positional("CORPUS", "a folder of .md/.rst/.txt files, a .jsonl file or a BEIR folder")
                                  .positional("QUESTIONS", "a JSON question set, a .tsv file (question<TAB>path:line) or a "
                                                           "BEIR folder")
-                                 .repeated("mode", "M", "a pipeline: bm25, vector or hybrid [default: all three]")
+                                 .repeated("mode", "M",
+                                           "a pipeline: bm25, vector, hybrid, or hybrid:W1,W2 (fusion weights of this "
+                                           "pipeline) [default: bm25, vector and hybrid]")
                                  .option("k", "K1,K2,...", "cut-offs of the metrics", "1,3,5,10,20")
                                  .option("passages", "N", "k at which a question is ok or a miss (the passages the model reads)",
                                          "5")

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -223,20 +224,26 @@ void declare_search_options(ArgParser& p) {
         .option("candidates", "N", "results each index contributes to the fusion", "100");
 }
 
+std::vector<double> parse_weights(const std::string& text, const std::string& what) {
+    std::vector<double> weights;
+    std::stringstream ss(text);
+    for (std::string w; std::getline(ss, w, ',');) {
+        char* end = nullptr;
+        const double v = std::strtod(w.c_str(), &end);
+        if (w.empty() || end != w.c_str() + w.size() || !(v >= 0) || !std::isfinite(v))
+            throw UsageError(what + ": '" + w + "' is not a number >= 0");
+        weights.push_back(v);
+    }
+    if (weights.size() != 2) throw UsageError(what + " needs two numbers, BM25's and the vector index's");
+    return weights;
+}
+
 void apply_search_options(const ArgParser& p, EngineConfig& c) {
     c.k1 = p.number("k1");
     c.b = p.number("b");
     c.rrf_k = p.number("rrf-k");
     c.candidates = p.count("candidates");
-    c.weights.clear();
-    std::stringstream ss(p.get("weights"));
-    for (std::string w; std::getline(ss, w, ',');) {
-        char* end = nullptr;
-        const double v = std::strtod(w.c_str(), &end);
-        if (w.empty() || end != w.c_str() + w.size()) throw UsageError("--weights: '" + w + "' is not a number");
-        c.weights.push_back(v);
-    }
-    if (c.weights.size() != 2) throw UsageError("--weights needs two numbers, BM25's and the vector index's");
+    c.weights = parse_weights(p.get("weights"), "--weights");
 }
 
 EngineConfig engine_config(const ArgParser& p) {
@@ -254,6 +261,16 @@ EngineConfig engine_config(const ArgParser& p) {
         if (p.has("overlap")) c.overlap = p.count("overlap");
     }
     return c;
+}
+
+PipelineSpec parse_pipeline(const std::string& spec) {
+    const auto colon = spec.find(':');
+    PipelineSpec p{parse_mode(spec.substr(0, colon)), {}};
+    if (colon != std::string::npos) {
+        if (p.mode != Mode::hybrid) throw UsageError("--mode '" + spec + "': only hybrid takes weights (hybrid:W1,W2)");
+        p.weights = parse_weights(spec.substr(colon + 1), "--mode " + spec);
+    }
+    return p;
 }
 
 Mode parse_mode(const std::string& name) {
@@ -457,8 +474,9 @@ std::vector<ragpp::Result> Engine::search(const std::string& query, std::size_t 
 }
 
 ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
-                                       bool progress) const {
-    const auto o = impl_->options(mode);
+                                       bool progress, const std::vector<double>& weights) const {
+    auto o = impl_->options(mode);
+    if (mode == Mode::hybrid && !weights.empty()) o.weights = weights;
     const std::size_t all = impl_->config.candidates * 2;
     Progress bar("evaluating " + name, questions.size(), progress);
     auto report = ragpp::evaluate(

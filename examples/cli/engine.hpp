@@ -44,6 +44,14 @@ void apply_search_options(const ArgParser& p, EngineConfig& c);
 enum class Mode { bm25, vector, hybrid };
 Mode parse_mode(const std::string& name);
 std::string mode_name(Mode m);
+/// A pipeline of ragpp eval: "bm25", "vector", "hybrid" or "hybrid:W1,W2".
+struct PipelineSpec {
+    Mode mode;
+    std::vector<double> weights;  // hybrid only; empty: --weights
+};
+PipelineSpec parse_pipeline(const std::string& spec);
+/// "W1,W2" -> two weights >= 0; UsageError naming `what` otherwise.
+std::vector<double> parse_weights(const std::string& text, const std::string& what);
 
 /// Documents of a corpus: a folder of .md/.rst/.txt files (chunked; ids are paths
 /// relative to the folder), a .jsonl file ({"_id"|"id", "title"?, "text", "metadata"?}
@@ -68,8 +76,9 @@ public:
                                                     const std::string& filter = {}) const;
     /// Every question through one pipeline: the whole candidate list is evaluated;
     /// stages are analysis, bm25, embedding, vector, fusion.
+    /// `weights` overrides the configured fusion weights (hybrid mode only).
     [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
-                                                 bool progress) const;
+                                                 bool progress, const std::vector<double>& weights = {}) const;
     /// Labels of `questions` that match no document of the index (reported, not hidden).
     [[nodiscard]] std::vector<std::string> unmatched_labels(const ragpp::QuestionSet& questions) const;
 
