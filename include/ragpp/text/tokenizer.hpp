@@ -323,6 +323,7 @@ private:
     /// One or two connector characters and nothing else.
     static bool connector_gap(std::string_view gap) noexcept {
         if (gap.empty() || gap.size() > 6) return false;
+        if (const auto b = static_cast<unsigned char>(gap[0]); b < 0x80 && !is_connector(b)) return false;  // often ' '
         std::size_t count = 0, i = 0;
         while (i < gap.size()) {
             const Utf8Char c = decode_utf8(gap, i);
