@@ -91,7 +91,7 @@ struct CharInfo {
 
 /// Word_Break of the ASCII characters (no ASCII character is Extended_Pictographic
 /// or has a token script).
-inline const std::array<WordBreak, 128> ascii_word_break = [] {
+inline constexpr std::array<WordBreak, 128> ascii_word_break = [] {
     std::array<WordBreak, 128> a{};
     for (char32_t c = 0; c < 128; ++c) a[c] = word_break(c);
     return a;
