@@ -14,7 +14,10 @@ Per code point the header stores
   - `bare`: `fold`, canonically decomposed, without the combining diacritical marks
     (combining class > 0 in the blocks U+0300-036F, 1AB0-1AFF, 1DC0-1DFF, 20D0-20FF,
     FE20-FE2F), then recomposed. Marks of other scripts (Japanese voicing marks,
-    Indic nuktas, Hebrew points, Arabic harakat) are kept.
+    Indic nuktas, Hebrew points, Arabic harakat) are kept, and so are the marks of a
+    letter that the Unicode Collation Algorithm's default table (allkeys.txt) sorts
+    as a letter of its own (a primary weight different from its base letter's):
+    Cyrillic й stays й, while é, ñ, ö, ё and Greek tonos lose their marks.
 and a canonical composition table for (base, diacritical mark) pairs, used to compose
 a decomposed input ("e" U+0301) before the analyzers look at word endings.
 """
@@ -207,9 +210,39 @@ def fold_seq(c):
     return compose(reorder(seq))
 
 
+# Primary collation weights of the Default Unicode Collation Element Table (UTS #10,
+# allkeys.txt): a precomposed letter whose primary weight differs from its base
+# letter's is a letter of its own (Cyrillic й, short i, sorts apart from и), not a
+# letter with an accent; such letters keep their marks.
+primary = {}
+with open(f"{UCD}/allkeys.txt", encoding="utf-8") as f:
+    for line in f:
+        line = line.split("#", 1)[0]
+        if ";" not in line or line.startswith("@"):
+            continue
+        key, elements = line.split(";", 1)
+        cps = key.split()
+        if len(cps) != 1:
+            continue
+        weights = re.findall(r"\[[.*]([0-9A-F]{4})\.", elements)
+        nonzero = [w for w in weights if w != "0000"]
+        if nonzero:
+            primary[int(cps[0], 16)] = nonzero[0]
+
+
+def distinct_letter(c):
+    d = decompose([c], False)
+    return len(d) > 1 and c in primary and d[0] in primary and primary[c] != primary[d[0]]
+
+
 def bare_seq(folded):
-    d = reorder(decompose(folded, False))
-    return compose([x for x in d if not removable_mark(x)])
+    out = []
+    for x in folded:
+        if distinct_letter(x):
+            out.append(x)
+        else:
+            out.extend(y for y in decompose([x], False) if not removable_mark(y))
+    return compose(reorder(out))
 
 
 def utf8(seq):
@@ -264,6 +297,10 @@ for c in range(MAXCP):
         if [y for x in f for y in bare_seq(fold_seq(x))] != bare_seq(f):
             bare_mismatch += 1
 print(f"bare(fold(c)) != bare(c) for {bare_mismatch} code points", file=sys.stderr)
+kept = [c for c in range(MAXCP) if c in category and distinct_letter(c) and
+        any(removable_mark(y) for y in decompose([c], False))]
+print("letters kept apart from their base (DUCET primary differs):",
+      " ".join(chr(c) for c in kept), file=sys.stderr)
 
 BLOCK = 128
 blocks = []

@@ -35,7 +35,7 @@ TEST_CASE("standard: case fold, compatibility fold, diacritics, identifiers", "[
     CHECK(analyze(a, "std::vector") == V{"std", "vector", "stdvector"});
     CHECK(analyze(a, "v2.3.1") == V{"v", "2.3.1", "v2.3.1"});
     CHECK(analyze(a, "4,5 % et 14,2") == V{"4,5", "et", "14,2"});
-    CHECK(analyze(a, "Ελληνικά Русский Ёлка") == V{"ελληνικα", "русскии", "елка"});
+    CHECK(analyze(a, "Ελληνικά Русский Ёлка") == V{"ελληνικα", "русский", "елка"});
     CHECK(analyze(a, "naı\u0308ve cafe\u0301") == V{"naıve", "cafe"});  // combining marks
     CHECK(analyze(a, "co\u00ADop\u200Deration") == V{"cooperation"});   // soft hyphen, ZWJ inside a word
     CHECK(analyze(a, "I ❤️ 👩🏽\u200D💻 🇫🇷!") == V{"i", "❤", "👩🏽\u200D💻", "🇫🇷"});

@@ -11,6 +11,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <thread>
 
@@ -87,5 +88,6 @@ TEST_CASE("PorterStemmer agrees with libstemmer's porter on SciFact's vocabulary
         INFO(w << ": ours " << a << ", snowball " << b);
         CHECK(departure);
     }
+    std::printf("PorterStemmer vs libstemmer porter: %zu of %zu SciFact words differ\n", differ, words.size());
     CHECK(differ < words.size() / 100);
 }

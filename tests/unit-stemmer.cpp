@@ -5,6 +5,7 @@
 #include <ragpp/text/porter.hpp>
 #include <ragpp/text/stemmer.hpp>
 
+#include <random>
 #include <string>
 
 using namespace ragpp::text;
@@ -51,6 +52,21 @@ TEST_CASE("Porter stemmer: the examples of the paper, step by step", "[stemmer][
     }
 }
 
+TEST_CASE("Porter stemmer never overruns on random words", "[stemmer][porter]") {
+    std::mt19937 rng(GENERATE(take(20, random(1u, 1000000u))));
+    std::uniform_int_distribution<int> len(0, 14), letter(0, 25), pick(0, 9);
+    const PorterStemmer p;
+    for (int i = 0; i < 500; ++i) {
+        std::string w;
+        for (int n = len(rng); n > 0; --n)  // biased towards the letters of suffixes
+            w.push_back(pick(rng) < 4 ? "aeilnostyz"[pick(rng)] : static_cast<char>('a' + letter(rng)));
+        const std::string s = p.stem(w);
+        CHECK(s.size() <= w.size() + 1);  // "-at" -> "-ate" is the only growth
+        if (w.size() <= 2) CHECK(s == w);
+        CHECK(p.stem(w) == s);  // deterministic
+    }
+}
+
 TEST_CASE("French light stemmer conflates inflections only", "[stemmer][french]") {
     const FrenchLightStemmer s;
     CHECK(s.stem("résiliée") == "résili");
@@ -81,5 +97,11 @@ TEST_CASE("the stemmer hook takes in-place and returning callables", "[stemmer]"
     CHECK(w == "car");
     apply_stemmer(NoStemmer{}, w);
     CHECK(w == "car");
+    // A callable taking std::string by value and returning the stem is a returning
+    // stemmer, not an in-place one (its result must not be dropped).
+    auto by_value = [](std::string s) { return s + "!"; };
+    static_assert(StemmerHook<decltype(by_value)>);
+    apply_stemmer(by_value, w);
+    CHECK(w == "car!");
     static_assert(!StemmerHook<int>);
 }

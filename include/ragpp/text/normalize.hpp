@@ -1,8 +1,7 @@
 // ragpp: text normalization for indexing: full Unicode case folding, compatibility
 // folding (full-width forms, ligatures, superscripts: "ＡＢＣ１２３" -> "abc123",
 // "ﬁ" -> "fi"), and optionally diacritic removal by canonical decomposition
-// ("é" -> "e", "ç" -> "c", "ά" -> "α", "й" -> "и" because Unicode decomposes it into
-// и + U+0306 COMBINING BREVE).
+// ("é" -> "e", "ç" -> "c", "ά" -> "α", "ё" -> "е"; "й" stays, see below).
 //
 // Each code point maps through the generated tables (text/unicode_tables.hpp):
 //   fold(c) = NFC(NFKD-and-case-fold of c to a fixed point), default-ignorable code
@@ -10,7 +9,9 @@
 //             U+2019 and U+02BC as the ASCII apostrophe, oe/ae ligature letters spelt out;
 //   bare(c) = fold(c) without the combining diacritical marks of Latin, Greek and
 //             Cyrillic (U+0300-036F, 1AB0-1AFF, 1DC0-1DFF, 20D0-20FF, FE20-FE2F);
-//             other scripts' marks (Japanese voicing marks, Indic nuktas) stay.
+//             other scripts' marks (Japanese voicing marks, Indic nuktas) stay, and
+//             so do the marks of a letter that the Unicode Collation Algorithm's
+//             default table sorts as a letter of its own (Cyrillic й).
 // A base followed by a separate combining mark ("e" U+0301) is composed first, so
 // decomposed and precomposed input give the same result. bare(fold(x)) == bare(x),
 // checked by the generator for every code point.
@@ -44,6 +45,25 @@ inline std::size_t last_code_point_start(const std::string& out, std::size_t fro
 }
 }  // namespace detail
 
+/// Appends the normalized form of code point `c`.
+inline void normalize_code_point(char32_t c, std::string& out, NormalizeOptions options) {
+    const Folding f = fold_char(c, options.strip_diacritics);
+    if (f.identity) append_utf8(out, c);
+    else out.append(f.text);
+}
+
+/// When `mark` composes canonically with the last code point of out[start, end),
+/// replaces that code point by the normalized composition and returns true.
+inline bool compose_with_last(std::string& out, std::size_t start, char32_t mark, NormalizeOptions options) {
+    if (!is_composing_mark(mark)) return false;
+    const std::size_t last = detail::last_code_point_start(out, start);
+    const char32_t composed = compose_pair(decode_utf8(out, last).code_point, mark);
+    if (!composed) return false;
+    out.resize(last);
+    normalize_code_point(composed, out, options);
+    return true;
+}
+
 /// Appends the normalized form of `text` to `out`; ill-formed UTF-8 becomes U+FFFD.
 inline void normalize_append(std::string_view text, std::string& out, NormalizeOptions options = {}) {
     const std::size_t start = out.size();
@@ -57,23 +77,19 @@ inline void normalize_append(std::string_view text, std::string& out, NormalizeO
             continue;
         }
         const Utf8Char c = decode_utf8(text, i);
-        const Folding f = fold_char(c.code_point, options.strip_diacritics);
-        std::string_view mapped = f.identity ? text.substr(i, c.length) : f.text;
-        if (!c.valid) mapped = "\xEF\xBF\xBD";  // U+FFFD
         i += c.length;
+        // A combining mark right after its base is composed with it first (NFC), so
+        // that decomposed input gives the same result as precomposed input: "e" U+0301
+        // reads as "é", "и" U+0306 as "й".
+        if (out.size() > start && compose_with_last(out, start, c.code_point, options)) continue;
+        const Folding f = fold_char(c.code_point, options.strip_diacritics);
+        std::string_view mapped = f.identity ? text.substr(i - c.length, c.length) : f.text;
+        if (!c.valid) mapped = "\xEF\xBF\xBD";  // U+FFFD
         if (mapped.empty()) continue;
-        // A combining mark right after its base is composed with it (NFC), so that
-        // decomposed input gives the same result as precomposed input.
-        if (static_cast<unsigned char>(mapped[0]) >= 0x80 && out.size() > start) {
+        // Half-width voicing marks map to combining ones, which compose in turn.
+        if (static_cast<unsigned char>(mapped[0]) >= 0x80 && out.size() > start && !f.identity) {
             const Utf8Char m = decode_utf8(mapped, 0);
-            if (is_composing_mark(m.code_point)) {
-                const std::size_t last = detail::last_code_point_start(out, start);
-                if (const char32_t composed = compose_pair(decode_utf8(out, last).code_point, m.code_point)) {
-                    out.resize(last);
-                    append_utf8(out, composed);
-                    mapped.remove_prefix(m.length);
-                }
-            }
+            if (compose_with_last(out, start, m.code_point, options)) mapped.remove_prefix(m.length);
         }
         out.append(mapped);
     }

@@ -2,7 +2,7 @@
 //
 // A stemmer is any callable that either rewrites a term in place,
 //   void(std::string& term)                       e.g. ragpp::text::PorterStemmer
-// or returns the stem,
+// or returns the stem (taking std::string_view, const std::string& or std::string),
 //   std::string(std::string_view term)            e.g. a lambda, ragpp::ext::SnowballStemmer
 // `apply_stemmer(stemmer, term)` calls either form. Terms reach the stemmer case
 // folded (and, in the french analyzer, still accented). `NoStemmer` does nothing.
@@ -17,18 +17,28 @@
 
 namespace ragpp::text {
 
+namespace detail {
+template <class S>
+concept InPlaceStemmer =
+    std::invocable<const S&, std::string&> && std::is_void_v<std::invoke_result_t<const S&, std::string&>>;
+template <class S>
+concept ReturningStemmer = requires(const S& s, const std::string& w) {
+    { s(w) } -> std::convertible_to<std::string>;
+};
+}  // namespace detail
+
 /// A callable usable as a stemmer (see the header comment).
 template <class S>
-concept StemmerHook = std::invocable<const S&, std::string&> ||
-                      requires(const S& s, std::string_view w) { { s(w) } -> std::convertible_to<std::string>; };
+concept StemmerHook = detail::InPlaceStemmer<S> || detail::ReturningStemmer<S>;
 
 /// Stems `term` in place with either form of stemmer.
 template <StemmerHook S>
 void apply_stemmer(const S& stemmer, std::string& term) {
-    if constexpr (std::is_invocable_r_v<void, const S&, std::string&> && !std::is_invocable_v<const S&, std::string_view>) {
+    if constexpr (detail::InPlaceStemmer<S>) {
         stemmer(term);
     } else {
-        term = std::string(stemmer(std::string_view(term)));
+        std::string stem(stemmer(std::as_const(term)));
+        term = std::move(stem);
     }
 }
 

@@ -91,7 +91,7 @@ struct CharInfo {
 
 /// Word_Break of the ASCII characters (no ASCII character is Extended_Pictographic
 /// or has a token script).
-inline const std::array<WordBreak, 128> ascii_word_break = [] {
+inline constexpr std::array<WordBreak, 128> ascii_word_break = [] {
     std::array<WordBreak, 128> a{};
     for (char32_t c = 0; c < 128; ++c) a[c] = word_break(c);
     return a;
@@ -323,6 +323,7 @@ private:
     /// One or two connector characters and nothing else.
     static bool connector_gap(std::string_view gap) noexcept {
         if (gap.empty() || gap.size() > 6) return false;
+        if (const auto b = static_cast<unsigned char>(gap[0]); b < 0x80 && !is_connector(b)) return false;  // often ' '
         std::size_t count = 0, i = 0;
         while (i < gap.size()) {
             const Utf8Char c = decode_utf8(gap, i);

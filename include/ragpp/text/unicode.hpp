@@ -17,15 +17,15 @@ using detail::TokenScript;
 using detail::WordBreak;
 
 /// The table record of a code point (values above U+10FFFF read as U+FFFD).
-[[nodiscard]] inline const detail::CharRecord& char_record(char32_t c) noexcept {
+[[nodiscard]] constexpr const detail::CharRecord& char_record(char32_t c) noexcept {
     if (c > 0x10FFFF) c = 0xFFFD;
     const unsigned block = detail::char_stage1[c >> detail::char_block_shift];
     const unsigned mask = (1u << detail::char_block_shift) - 1;
     return detail::char_records[detail::char_stage2[(block << detail::char_block_shift) | (c & mask)]];
 }
 
-[[nodiscard]] inline WordBreak word_break(char32_t c) noexcept { return static_cast<WordBreak>(char_record(c).word_break); }
-[[nodiscard]] inline TokenScript token_script(char32_t c) noexcept { return static_cast<TokenScript>(char_record(c).script); }
+[[nodiscard]] constexpr WordBreak word_break(char32_t c) noexcept { return static_cast<WordBreak>(char_record(c).word_break); }
+[[nodiscard]] constexpr TokenScript token_script(char32_t c) noexcept { return static_cast<TokenScript>(char_record(c).script); }
 [[nodiscard]] inline bool is_extended_pictographic(char32_t c) noexcept {
     return (char_record(c).flags & detail::flag_extended_pictographic) != 0;
 }
