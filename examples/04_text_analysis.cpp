@@ -1,5 +1,5 @@
-// 02: the same sentence through each analyzer, and why an identifier stays findable
-// however it is typed. The output is compared with 02_text_analysis.expected by ctest.
+// 04: the same sentence through each analyzer, and why an identifier stays findable
+// however it is typed. The output is compared with 04_text_analysis.expected by ctest.
 #include <ragpp/text/analyzer.hpp>
 
 #include <algorithm>
