@@ -1,0 +1,80 @@
+// ragpp: stop word lists.
+//
+// - english_stop_words(): the 33 words of Lucene's EnglishAnalyzer default set
+//   (ENGLISH_STOP_WORDS_SET), which Anserini's BM25 baselines use; keeping exactly
+//   these words is part of reproducing its figures.
+// - french_stop_words(): articles, pronouns, prepositions, conjunctions and the
+//   common forms of "être" and "avoir", written for ragpp, without accents (the
+//   french analyzer compares the accent-free form, so "à" and "a", "où" and "ou",
+//   "été" and "ete" are all stop words).
+#pragma once
+
+#include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ragpp::text {
+
+/// A set of words, looked up by binary search (the lists are small).
+class StopWords {
+public:
+    StopWords() = default;
+    StopWords(std::initializer_list<std::string_view> words) : words_(words.begin(), words.end()) {
+        std::sort(words_.begin(), words_.end());
+        words_.erase(std::unique(words_.begin(), words_.end()), words_.end());
+    }
+    template <class Range>
+    explicit StopWords(const Range& words) : words_(std::begin(words), std::end(words)) {
+        std::sort(words_.begin(), words_.end());
+        words_.erase(std::unique(words_.begin(), words_.end()), words_.end());
+    }
+
+    [[nodiscard]] bool contains(std::string_view word) const noexcept {
+        auto it = std::lower_bound(words_.begin(), words_.end(), word,
+                                   [](const std::string& a, std::string_view b) { return std::string_view(a) < b; });
+        return it != words_.end() && *it == word;
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return words_.size(); }
+    [[nodiscard]] const std::vector<std::string>& words() const noexcept { return words_; }
+
+private:
+    std::vector<std::string> words_;
+};
+
+/// Lucene's English stop set (33 words).
+[[nodiscard]] inline const StopWords& english_stop_words() {
+    static const StopWords words{"a",    "an",    "and",  "are",  "as",    "at",   "be",   "but",   "by",
+                                 "for",  "if",    "in",   "into", "is",    "it",   "no",   "not",   "of",
+                                 "on",   "or",    "such", "that", "the",   "their", "then", "there", "these",
+                                 "they", "this",  "to",   "was",  "will",  "with"};
+    return words;
+}
+
+/// French function words, accent-free.
+[[nodiscard]] inline const StopWords& french_stop_words() {
+    static const StopWords words{
+        // articles and determiners
+        "le", "la", "les", "l", "un", "une", "des", "du", "de", "d", "au", "aux", "ce", "cet", "cette", "ces",
+        "mon", "ma", "mes", "ton", "ta", "tes", "son", "sa", "ses", "notre", "nos", "votre", "vos", "leur", "leurs",
+        // pronouns
+        "je", "j", "tu", "il", "elle", "on", "nous", "vous", "ils", "elles", "me", "m", "te", "t", "se", "s", "lui",
+        "y", "en", "moi", "toi", "soi", "eux", "qui", "que", "qu", "quoi", "dont", "ou", "c", "ca", "ceci", "cela",
+        "celui", "celle", "ceux", "celles", "lequel", "laquelle", "lesquels", "lesquelles", "duquel", "auquel",
+        // prepositions and conjunctions
+        "a", "dans", "par", "pour", "sur", "sous", "avec", "sans", "chez", "entre", "vers", "et", "ni", "mais",
+        "or", "donc", "car", "si", "comme", "lorsque", "lorsqu", "puisque", "puisqu", "quand", "ne", "n", "pas",
+        "plus", "jusqu", "quoiqu",
+        // etre
+        "etre", "suis", "es", "est", "sommes", "etes", "sont", "etais", "etait", "etions", "etiez", "etaient",
+        "fus", "fut", "fumes", "furent", "sois", "soit", "soyons", "soyez", "soient", "serai", "sera", "serons",
+        "serez", "seront", "serait", "seraient", "ete", "etant",
+        // avoir
+        "avoir", "ai", "as", "avons", "avez", "ont", "avais", "avait", "avions", "aviez", "avaient", "eu", "eus",
+        "eut", "eurent", "aie", "aies", "ait", "ayons", "ayez", "aient", "aurai", "aura", "aurons", "aurez",
+        "auront", "aurait", "auraient", "ayant"};
+    return words;
+}
+
+}  // namespace ragpp::text
