@@ -67,7 +67,10 @@ struct ChunkPlace {
 template <DocumentRetriever R>
 class Collection {
 public:
-    explicit Collection(R retriever = R{}, CollectionOptions options = {})
+    Collection()
+        requires std::default_initializable<R>
+        : Collection(R{}) {}
+    explicit Collection(R retriever, CollectionOptions options = CollectionOptions())
         : retriever_(std::move(retriever)), options_(std::move(options)) {
         options_.chunking.validate("Collection");
     }
