@@ -329,3 +329,18 @@ TEST_CASE("chunk_document picks the chunker by extension", "[chunk]") {
     CHECK(ragpp::chunk_document(Document{"a.md", text, {}})[0].heading_path == Strings{"H"});
     CHECK(ragpp::chunk_document(Document{"a.txt", text, {}})[0].raw == "# H\nline");
 }
+
+TEST_CASE("Chinese and Japanese characters are tokens of their own", "[chunk][split]") {
+    // 11 tokens: 東 京 は 晴 れ 。 大 阪 は 雨 。; a sentence ends after each 。
+    auto cs = md("# 天気\n東京は晴れ。大阪は雨。\n", ChunkOptions{6, 0, {}});
+    REQUIRE(cs.size() == 2);
+    CHECK(cs[0].raw == "東京は晴れ。");
+    CHECK(cs[1].raw == "大阪は雨。");
+    CHECK(cs[1].id == "doc.md:1#2");
+    CHECK(cs[1].first_line == 2);
+    // Latin words stay whole beside them: MX-200 の 価 格 = 4 tokens.
+    cs = md("# T\nMX-200の価格\n", ChunkOptions{2, 0, {}});
+    REQUIRE(cs.size() == 2);
+    CHECK(cs[0].raw == "MX-200の");
+    CHECK(cs[1].raw == "価格");
+}
