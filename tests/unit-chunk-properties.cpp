@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -326,4 +327,48 @@ TEST_CASE("Chunk properties over generated plain text", "[chunk][property]") {
     const auto seed = static_cast<unsigned>(GENERATE(range(1, 101)));
     const std::size_t max = static_cast<std::size_t>(2 + seed % 17);
     check_properties(Format::text, seed, ChunkOptions{max, std::nullopt, {}});
+}
+
+TEST_CASE("Chunkers survive markup soup: spans exact, sizes bounded, ids unique", "[chunk][property]") {
+    // Random lines of tricky fragments; whatever structure results, the invariants hold
+    // (or the front matter is rejected with a ParseError naming the file).
+    static const char* const pieces[] = {"#", "##", "# x", "#\t", "---", "===", "-", "=", "~~~", "```", "````",
+                                         "| a | b |", "|---|---|", "|", "  ", "\t", "::", ".. code::", "****",
+                                         "    code", "word.", "日本。", "- item", "> quote", "<!--", "-->", "x: y",
+                                         "...", "a|b", "\\|", "#5", "~", "`"};
+    const auto seed = static_cast<unsigned>(GENERATE(range(1, 301)));
+    std::mt19937 rng(seed);
+    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+    std::string text;
+    for (int l = pick(40); l >= 0; --l) {
+        for (int p = pick(4); p >= 0; --p) {
+            text += pieces[pick(33)];
+            if (pick(2) == 0) text += ' ';
+        }
+        text += pick(8) == 0 ? "\r\n" : "\n";
+    }
+    const char* exts[] = {".md", ".rst", ".txt"};
+    const std::string path = std::string("soup") + exts[seed % 3];
+    const ChunkOptions options{static_cast<std::size_t>(1 + seed % 9), seed % 2 == 0 ? std::size_t{0} : seed % 9 / 2, {}};
+    std::vector<Chunk> chunks;
+    try {
+        chunks = ragpp::chunk_document(Document{path, text, {}}, options);
+    } catch (const ragpp::ParseError& e) {
+        CHECK(std::string(e.what()).find(path + ":") != std::string::npos);
+        return;
+    }
+    const std::string normalized = ragpp::normalize_source(path, text);
+    INFO("seed " << seed << "\n" << normalized);
+    std::set<std::string> ids;
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+        const Chunk& c = chunks[i];
+        REQUIRE(c.end <= normalized.size());
+        REQUIRE(c.begin < c.end);
+        CHECK(c.raw == normalized.substr(c.begin, c.end - c.begin));
+        CHECK(c.position == i);
+        CHECK(ids.insert(c.id).second);
+        CHECK(c.text.ends_with(c.raw));
+        CHECK((static_cast<unsigned char>(normalized[c.begin]) & 0xC0) != 0x80);
+        CHECK((c.end == normalized.size() || (static_cast<unsigned char>(normalized[c.end]) & 0xC0) != 0x80));
+    }
 }
