@@ -144,6 +144,12 @@ TEST_CASE("Markdown: malformed front matter and UTF-8 are ParseErrors naming fil
                       Catch::Contains("doc.md:3") && Catch::Contains("key: value"));
     CHECK_THROWS_WITH(md("---\na: \"open\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("unterminated"));
     CHECK_THROWS_WITH(md("---\nd: 2025-02-30\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("date"));
+    CHECK_THROWS_WITH(md("---\nn: 1e999\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("out of range"));
+    CHECK_THROWS_WITH(md("---\nn: 1\nn: 2\n---\n"), Catch::Contains("doc.md:3") && Catch::Contains("duplicate key"));
+    CHECK_THROWS_WITH(md("---\n  - a\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("without a key"));
+    CHECK_THROWS_WITH(md("---\nm: {a: 1}\n---\n"), Catch::Contains("flow mappings"));
+    CHECK_THROWS_WITH(md("---\nl: [a, b\n---\n"), Catch::Contains("unterminated flow list"));
+    CHECK_THROWS_WITH(md("---\n\tk: v\n---\n"), Catch::Contains("tabs"));
     CHECK_THROWS_AS(md("# a\n\nb\xC3(\n"), ragpp::ParseError);
     CHECK_THROWS_WITH(md("# a\n\nb\xC3(\n"), Catch::Contains("doc.md:3") && Catch::Contains("column 2"));
     CHECK_THROWS_WITH(md("\xED\xA0\x80"), Catch::Contains("invalid UTF-8"));  // a surrogate
