@@ -14,14 +14,15 @@
 // inside a word of a script written with spaces.
 //
 // Splitting. A section whose body has at most `max_tokens` tokens is one chunk.
-// A longer one is cut by a recursive rule: each part ends at the strongest boundary
-// available among its last allowed positions (paragraph > sentence or code/table line
-// > line break in prose > word), the latest such boundary winning. The next part
-// starts up to `overlap` tokens earlier: at the earliest sentence (or stronger)
-// boundary among the previous part's last `overlap` tokens, else exactly `overlap`
-// tokens back in prose, and nowhere earlier in code and tables (so a part never
-// starts in the middle of a table row or code line); its end is then chosen after the previous part's end, so every part
-// brings new text and the parts of a section are in order.
+// A longer one is cut into parts: each part ends at the strongest boundary among its
+// allowed end positions (paragraph > sentence end or code/table line > line break in
+// prose > word), the latest such boundary winning. The next part starts up to
+// `overlap` tokens earlier: at the earliest sentence (or stronger) boundary among the
+// previous part's last `overlap` tokens, else exactly `overlap` tokens back in prose,
+// and with no overlap in code and tables (a part never starts in the middle of a
+// table row or code line); its end is then chosen after the previous part's end, so
+// every part brings new text. `max_tokens` bounds every part, overlap included.
+// Details and examples: docs/chunking.md.
 #pragma once
 
 #include <algorithm>
