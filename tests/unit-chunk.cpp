@@ -144,6 +144,12 @@ TEST_CASE("Markdown: malformed front matter and UTF-8 are ParseErrors naming fil
                       Catch::Contains("doc.md:3") && Catch::Contains("key: value"));
     CHECK_THROWS_WITH(md("---\na: \"open\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("unterminated"));
     CHECK_THROWS_WITH(md("---\nd: 2025-02-30\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("date"));
+    CHECK_THROWS_WITH(md("---\nn: 1e999\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("out of range"));
+    CHECK_THROWS_WITH(md("---\nn: 1\nn: 2\n---\n"), Catch::Contains("doc.md:3") && Catch::Contains("duplicate key"));
+    CHECK_THROWS_WITH(md("---\n  - a\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("without a key"));
+    CHECK_THROWS_WITH(md("---\nm: {a: 1}\n---\n"), Catch::Contains("flow mappings"));
+    CHECK_THROWS_WITH(md("---\nl: [a, b\n---\n"), Catch::Contains("unterminated flow list"));
+    CHECK_THROWS_WITH(md("---\n\tk: v\n---\n"), Catch::Contains("tabs"));
     CHECK_THROWS_AS(md("# a\n\nb\xC3(\n"), ragpp::ParseError);
     CHECK_THROWS_WITH(md("# a\n\nb\xC3(\n"), Catch::Contains("doc.md:3") && Catch::Contains("column 2"));
     CHECK_THROWS_WITH(md("\xED\xA0\x80"), Catch::Contains("invalid UTF-8"));  // a surrogate
@@ -328,4 +334,19 @@ TEST_CASE("chunk_document picks the chunker by extension", "[chunk]") {
     const std::string text = "# H\nline\n";
     CHECK(ragpp::chunk_document(Document{"a.md", text, {}})[0].heading_path == Strings{"H"});
     CHECK(ragpp::chunk_document(Document{"a.txt", text, {}})[0].raw == "# H\nline");
+}
+
+TEST_CASE("Chinese and Japanese characters are tokens of their own", "[chunk][split]") {
+    // 11 tokens: 東 京 は 晴 れ 。 大 阪 は 雨 。; a sentence ends after each 。
+    auto cs = md("# 天気\n東京は晴れ。大阪は雨。\n", ChunkOptions{6, 0, {}});
+    REQUIRE(cs.size() == 2);
+    CHECK(cs[0].raw == "東京は晴れ。");
+    CHECK(cs[1].raw == "大阪は雨。");
+    CHECK(cs[1].id == "doc.md:1#2");
+    CHECK(cs[1].first_line == 2);
+    // Latin words stay whole beside them: MX-200 の 価 格 = 4 tokens.
+    cs = md("# T\nMX-200の価格\n", ChunkOptions{2, 0, {}});
+    REQUIRE(cs.size() == 2);
+    CHECK(cs[0].raw == "MX-200の");
+    CHECK(cs[1].raw == "価格");
 }

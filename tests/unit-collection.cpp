@@ -142,6 +142,8 @@ TEST_CASE("Collection: failed adds and updates change nothing", "[collection]") 
     };
     const auto before = state();
     CHECK_THROWS_AS(c.add(Document{"a.md", memo, {}}), ragpp::DuplicateError);
+    CHECK_THROWS_AS(c.add(Document{"", memo, {}}), ragpp::InvalidArgument);
+    CHECK_THROWS_AS(c.update(Document{"", memo, {}}), ragpp::InvalidArgument);
     CHECK_THROWS_AS(c.add(Document{"bad.md", "# x\n\xFF\n", {}}), ragpp::ParseError);
     CHECK_THROWS_AS(c.add(Document{"nan.md", "# x\ny\n", {{"score", std::nan("")}}}), ragpp::InvalidArgument);
     // The third chunk is refused by the second index: the first two are rolled back.

@@ -7,10 +7,14 @@
 // The harness is a template over index types; a deliberately leaky index (which
 // ignores SearchOptions::allowed) shows the check can fail. Index types with their
 // own construction add a make_index overload below.
+#include <ragpp/embed/hashing.hpp>
 #include <ragpp/filter/access.hpp>
 #include <ragpp/filter/filter.hpp>
 #include <ragpp/filter/metadata_index.hpp>
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/index/vector.hpp>
 #include <ragpp/retrieve/retriever.hpp>
+#include <ragpp/text/whitespace.hpp>
 
 #include "term_overlap_index.hpp"
 
@@ -33,6 +37,9 @@ using ragpp::SearchOptions;
 using ragpp::Unlabeled;
 using ragpp_test::LeakyIndex;
 using ragpp_test::TermOverlapIndex;
+using Bm25 = ragpp::BM25Index<ragpp::WhitespaceAnalyzer>;
+using Vectors = ragpp::VectorIndex<ragpp::HashingEmbedder>;
+using Hybrid = ragpp::Retriever<Bm25, Vectors>;  // a Retriever is an index too
 
 namespace {
 
@@ -207,7 +214,8 @@ Stats retriever_trial(unsigned seed, Index index) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("No index result names a document outside the allowed set", "[leak][property]", TermOverlapIndex) {
+TEMPLATE_TEST_CASE("No index result names a document outside the allowed set", "[leak][property]", TermOverlapIndex,
+                   Bm25, Vectors, Hybrid) {
     const auto seed = static_cast<unsigned>(GENERATE(range(1, 31)));
     const Stats st = index_trial(seed, make_index<TestType>());
     INFO("seed " << seed);
@@ -217,7 +225,7 @@ TEMPLATE_TEST_CASE("No index result names a document outside the allowed set", "
 }
 
 TEMPLATE_TEST_CASE("No Retriever result or trace entry names a document outside the allowed set", "[leak][property]",
-                   TermOverlapIndex) {
+                   TermOverlapIndex, Bm25, Vectors, Hybrid) {
     const auto seed = static_cast<unsigned>(GENERATE(range(1, 31)));
     const Stats st = retriever_trial(seed, make_index<TestType>());
     INFO("seed " << seed);

@@ -55,6 +55,13 @@ TEST_CASE("SIMD kernels agree with the scalar oracles on every ISA this CPU has"
             simd::rows_f32_scalar(rows.data(), n, stride, dim, q.data(), want.data());
             for (std::size_t i = 0; i < n; ++i) CHECK(got[i] == Approx(want[i]).margin(1e-4).epsilon(1e-5));
             CHECK(k.dot_f32(q.data(), q.data(), dim) == Approx(simd::dot_f32_scalar(q.data(), q.data(), dim)).epsilon(1e-5));
+            // Four queries at once (the batch micro-kernel), against four single scans.
+            std::vector<float> q4(4 * (dim + 1)), got4(4 * n), want4(4 * n);
+            for (auto& x : q4) x = normal(rng);
+            k.rows4q_f32(rows.data(), n, stride, dim, q4.data(), dim + 1, got4.data(), n);
+            for (std::size_t t = 0; t < 4; ++t)
+                simd::rows_f32_scalar(rows.data(), n, stride, dim, q4.data() + t * (dim + 1), want4.data() + t * n);
+            for (std::size_t i = 0; i < 4 * n; ++i) CHECK(got4[i] == Approx(want4[i]).margin(1e-4).epsilon(1e-5));
 
             const std::size_t s16 = (dim + 15) / 16 * 16;
             std::vector<std::uint16_t> h(n * s16, 0);

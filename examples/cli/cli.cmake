@@ -44,6 +44,10 @@ add_test(NAME cli.chunk.missing_file
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> "-DARGS=chunk|no-such-file.md" -DEXPECT_RC=1
     "-DEXPECT_STDERR=cannot open 'no-such-file.md'" -P ${_chunk_run}
   WORKING_DIRECTORY ${_chunk_data})
+add_test(NAME cli.chunk.directory
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> "-DARGS=chunk|." -DEXPECT_RC=1
+    "-DEXPECT_STDERR='.' is a directory" -P ${_chunk_run}
+  WORKING_DIRECTORY ${_chunk_data})
 add_test(NAME cli.chunk.bad_overlap
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> "-DARGS=chunk|--max-tokens|10|--overlap|10|traps.md"
     -DEXPECT_RC=2 "-DEXPECT_STDERR=overlap 10 must be smaller than max_tokens 10" -P ${_chunk_run}

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -35,6 +36,8 @@ int run_chunk(cli::ArgParser& args) {
         throw cli::UsageError(e.what());
     }
     for (const auto& path : args.all("FILE")) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec)) throw ragpp::IoError("'" + path + "' is a directory");
         std::ifstream in(path, std::ios::binary);
         if (!in) throw ragpp::IoError("cannot open '" + path + "' for reading");
         std::ostringstream text;

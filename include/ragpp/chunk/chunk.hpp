@@ -8,19 +8,21 @@
 // ("Title > Section > Subsection"); its `raw` span is kept for citation.
 //
 // Tokens. A token is a whitespace-separated word: a maximal run of bytes other than
-// ASCII space, tab, LF, CR, FF and VT. Whitespace is ASCII, so a cut between tokens
-// never splits a UTF-8 sequence nor a word. A run of text without spaces (Chinese,
-// Japanese) counts as one token.
+// ASCII space, tab, LF, CR, FF and VT; except that a Chinese or Japanese character
+// (Han, kana, CJK and fullwidth punctuation, see cjk_length), written without spaces,
+// is a token of its own. Cuts fall between tokens: never inside a UTF-8 sequence, nor
+// inside a word of a script written with spaces.
 //
 // Splitting. A section whose body has at most `max_tokens` tokens is one chunk.
-// A longer one is cut by a recursive rule: each part ends at the strongest boundary
-// available among its last allowed positions (paragraph > sentence or code/table line
-// > line break in prose > word), the latest such boundary winning. The next part
-// starts up to `overlap` tokens earlier: at the earliest sentence (or stronger)
-// boundary among the previous part's last `overlap` tokens, else exactly `overlap`
-// tokens back in prose, and nowhere earlier in code and tables (so a part never
-// starts in the middle of a table row or code line); its end is then chosen after the previous part's end, so every part
-// brings new text and the parts of a section are in order.
+// A longer one is cut into parts: each part ends at the strongest boundary among its
+// allowed end positions (paragraph > sentence end or code/table line > line break in
+// prose > word), the latest such boundary winning. The next part starts up to
+// `overlap` tokens earlier: at the earliest sentence (or stronger) boundary among the
+// previous part's last `overlap` tokens, else exactly `overlap` tokens back in prose,
+// and with no overlap in code and tables (a part never starts in the middle of a
+// table row or code line); its end is then chosen after the previous part's end, so
+// every part brings new text. `max_tokens` bounds every part, overlap included.
+// Details and examples: docs/chunking.md.
 #pragma once
 
 #include <algorithm>
@@ -238,6 +240,31 @@ struct Word {
 
 enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph = 3 };
 
+/// The byte length of the UTF-8 character at s[i] when it is written without spaces
+/// around it (a Han ideograph, kana, CJK or fullwidth punctuation: U+3000-U+30FF,
+/// U+3400-U+4DBF, U+4E00-U+9FFF, U+F900-U+FAFF, U+FF00-U+FFEF, U+20000-U+2FA1F),
+/// else 0. Each such character is a token of its own.
+[[nodiscard]] inline std::size_t cjk_length(std::string_view s, std::size_t i) noexcept {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = 0;
+    std::uint32_t cp = 0;
+    if ((c >> 4) == 0xE && i + 2 < s.size()) {
+        len = 3;
+        cp = ((c & 0x0FU) << 12) | ((static_cast<unsigned char>(s[i + 1]) & 0x3FU) << 6) |
+             (static_cast<unsigned char>(s[i + 2]) & 0x3FU);
+    } else if ((c >> 3) == 0x1E && i + 3 < s.size()) {
+        len = 4;
+        cp = ((c & 0x07U) << 18) | ((static_cast<unsigned char>(s[i + 1]) & 0x3FU) << 12) |
+             ((static_cast<unsigned char>(s[i + 2]) & 0x3FU) << 6) | (static_cast<unsigned char>(s[i + 3]) & 0x3FU);
+    } else {
+        return 0;
+    }
+    const bool cjk = (cp >= 0x3000 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x4E00 && cp <= 0x9FFF) ||
+                     (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFF00 && cp <= 0xFFEF) ||
+                     (cp >= 0x20000 && cp <= 0x2FA1F);
+    return cjk ? len : 0;
+}
+
 /// Whether a word ends a sentence: ., !, ? (or their CJK forms), possibly followed by
 /// closing quotes or brackets.
 [[nodiscard]] inline bool ends_sentence(std::string_view w) noexcept {
@@ -280,8 +307,14 @@ enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph
         for (std::size_t i = 0; i < s.size();) {
             while (i < s.size() && is_space(s[i])) ++i;
             if (i >= s.size()) break;
+            // A token: a run of non-space bytes up to a CJK character, or one CJK character.
             const std::size_t b = i;
-            while (i < s.size() && !is_space(s[i])) ++i;
+            const std::size_t len = cjk_length(s, i);
+            if (len != 0) {
+                i += len;
+            } else {
+                while (i < s.size() && !is_space(s[i]) && cjk_length(s, i) == 0) ++i;
+            }
             Word w{base + b, base + i, ln, word_boundary, structured};
             const bool after_sentence =
                 !out.empty() && ends_sentence(std::string_view(lines.text).substr(out.back().begin,

@@ -20,7 +20,9 @@
 // flow list, a date that does not exist) is a ParseError naming the file and line.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <optional>
 #include <set>
 #include <string>
@@ -173,7 +175,12 @@ public:
                 fail(line, "'" + std::string(p) + "' is not a valid date");
             }
         }
-        if (looks_numeric(p)) return std::stod(std::string(p));
+        if (looks_numeric(p)) {
+            const std::string digits(p);
+            const double d = std::strtod(digits.c_str(), nullptr);
+            if (!std::isfinite(d)) fail(line, "number '" + digits + "' is out of range");
+            return d;
+        }
         return std::string(p);
     }
 

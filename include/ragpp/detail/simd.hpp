@@ -108,6 +108,10 @@ inline void rows_f32_scalar(const float* rows, std::size_t n, std::size_t stride
                             float* out) noexcept {
     for (std::size_t i = 0; i < n; ++i) out[i] = dot_f32_scalar(rows + i * stride, q, dim);
 }
+inline void rows4q_f32_scalar(const float* rows, std::size_t n, std::size_t stride, std::size_t dim, const float* q,
+                              std::size_t qstride, float* out, std::size_t out_stride) noexcept {
+    for (std::size_t k = 0; k < 4; ++k) rows_f32_scalar(rows, n, stride, dim, q + k * qstride, out + k * out_stride);
+}
 inline void rows_f16_scalar(const std::uint16_t* rows, std::size_t n, std::size_t stride, const float* q,
                             float* out) noexcept {
     for (std::size_t i = 0; i < n; ++i) {
@@ -159,15 +163,66 @@ __attribute__((target("avx2,fma"))) inline float dot_f32_avx2(const float* a, co
     for (; j < n; ++j) s += a[j] * b[j];
     return s;
 }
+/// Four rows at a time (each query chunk loaded once for four rows), prefetching the
+/// rows eight ahead: the scan then runs at the memory's sequential read speed.
 __attribute__((target("avx2,fma"))) inline void rows_f32_avx2(const float* rows, std::size_t n, std::size_t stride,
                                                               std::size_t dim, const float* q, float* out) noexcept {
-    for (std::size_t i = 0; i < n; ++i) out[i] = dot_f32_avx2(rows + i * stride, q, dim);
+    std::size_t i = 0;
+    const std::size_t body = dim / 8 * 8;
+    for (; i + 4 <= n; i += 4) {
+        const float* r0 = rows + i * stride;
+        const float* r1 = r0 + stride;
+        const float* r2 = r1 + stride;
+        const float* r3 = r2 + stride;
+        const char* pf = reinterpret_cast<const char*>(r0 + 8 * stride);
+        for (std::size_t b = 0; b < 4 * stride * sizeof(float); b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+        for (std::size_t j = 0; j < body; j += 8) {
+            const __m256 qq = _mm256_loadu_ps(q + j);
+            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + j), qq, a0);
+            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + j), qq, a1);
+            a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + j), qq, a2);
+            a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + j), qq, a3);
+        }
+        float s0 = hsum256(a0), s1 = hsum256(a1), s2 = hsum256(a2), s3 = hsum256(a3);
+        for (std::size_t j = body; j < dim; ++j) {
+            s0 += r0[j] * q[j];
+            s1 += r1[j] * q[j];
+            s2 += r2[j] * q[j];
+            s3 += r3[j] * q[j];
+        }
+        out[i] = s0;
+        out[i + 1] = s1;
+        out[i + 2] = s2;
+        out[i + 3] = s3;
+    }
+    for (; i < n; ++i) out[i] = dot_f32_avx2(rows + i * stride, q, dim);
+}
+__attribute__((target("avx2,fma"))) inline void rows4q_f32_avx2(const float* rows, std::size_t n, std::size_t stride,
+                                                                std::size_t dim, const float* q, std::size_t qstride,
+                                                                float* out, std::size_t out_stride) noexcept {
+    const std::size_t body = dim / 8 * 8;
+    for (std::size_t i = 0; i < n; ++i) {
+        const float* r = rows + i * stride;
+        __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+        for (std::size_t j = 0; j < body; j += 8) {
+            const __m256 x = _mm256_loadu_ps(r + j);
+            for (std::size_t k = 0; k < 4; ++k) a[k] = _mm256_fmadd_ps(x, _mm256_loadu_ps(q + k * qstride + j), a[k]);
+        }
+        for (std::size_t k = 0; k < 4; ++k) {
+            float s = hsum256(a[k]);
+            for (std::size_t j = body; j < dim; ++j) s += r[j] * q[k * qstride + j];
+            out[k * out_stride + i] = s;
+        }
+    }
 }
 __attribute__((target("avx2,fma,f16c"))) inline void rows_f16_avx2(const std::uint16_t* rows, std::size_t n,
                                                                    std::size_t stride, const float* q,
                                                                    float* out) noexcept {
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint16_t* r = rows + i * stride;
+        const char* pf = reinterpret_cast<const char*>(r + 8 * stride);
+        for (std::size_t b = 0; b < stride * sizeof(std::uint16_t); b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
         for (std::size_t j = 0; j < stride; j += 16) {
             const __m256 x0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + j)));
@@ -182,6 +237,8 @@ __attribute__((target("avx2"))) inline void rows_i8_avx2(const std::int8_t* rows
                                                          const std::int16_t* q, std::int32_t* out) noexcept {
     for (std::size_t i = 0; i < n; ++i) {
         const std::int8_t* r = rows + i * stride;
+        const char* pf = reinterpret_cast<const char*>(r + 16 * stride);
+        for (std::size_t b = 0; b < stride; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
         __m256i acc0 = _mm256_setzero_si256(), acc1 = _mm256_setzero_si256();
         for (std::size_t j = 0; j < stride; j += 32) {
             const __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + j)));
@@ -235,16 +292,86 @@ __attribute__((target("avx512f,avx512bw,fma"))) inline float dot_f32_avx512(cons
     }
     return hsum512(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
 }
+/// Four rows at a time, prefetching eight rows ahead (see rows_f32_avx2).
 __attribute__((target("avx512f,avx512bw,fma"))) inline void rows_f32_avx512(const float* rows, std::size_t n,
                                                                            std::size_t stride, std::size_t dim,
                                                                            const float* q, float* out) noexcept {
-    for (std::size_t i = 0; i < n; ++i) out[i] = dot_f32_avx512(rows + i * stride, q, dim);
+    std::size_t i = 0;
+    const std::size_t body = dim / 16 * 16;
+    const __mmask16 tail = static_cast<__mmask16>((1U << (dim - body)) - 1U);
+    for (; i + 4 <= n; i += 4) {
+        const float* r0 = rows + i * stride;
+        const float* r1 = r0 + stride;
+        const float* r2 = r1 + stride;
+        const float* r3 = r2 + stride;
+        const char* pf = reinterpret_cast<const char*>(r0 + 8 * stride);
+        for (std::size_t b = 0; b < 4 * stride * sizeof(float); b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+        for (std::size_t j = 0; j < body; j += 16) {
+            const __m512 qq = _mm512_loadu_ps(q + j);
+            a0 = _mm512_fmadd_ps(_mm512_loadu_ps(r0 + j), qq, a0);
+            a1 = _mm512_fmadd_ps(_mm512_loadu_ps(r1 + j), qq, a1);
+            a2 = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + j), qq, a2);
+            a3 = _mm512_fmadd_ps(_mm512_loadu_ps(r3 + j), qq, a3);
+        }
+        if (tail != 0) {
+            const __m512 qq = _mm512_maskz_loadu_ps(tail, q + body);
+            a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, r0 + body), qq, a0);
+            a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, r1 + body), qq, a1);
+            a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, r2 + body), qq, a2);
+            a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, r3 + body), qq, a3);
+        }
+        out[i] = hsum512(a0);
+        out[i + 1] = hsum512(a1);
+        out[i + 2] = hsum512(a2);
+        out[i + 3] = hsum512(a3);
+    }
+    for (; i < n; ++i) out[i] = dot_f32_avx512(rows + i * stride, q, dim);
+}
+
+/// Scores 4 queries against n rows: out[k * out_stride + i] = rows[i] . q_k, k < 4.
+/// Each row chunk is loaded once for the four queries: the micro-kernel of the
+/// blocked matrix product S = Q X^T that batch search computes.
+__attribute__((target("avx512f,avx512bw,fma"))) inline void rows4q_f32_avx512(const float* rows, std::size_t n,
+                                                                             std::size_t stride, std::size_t dim,
+                                                                             const float* q, std::size_t qstride,
+                                                                             float* out, std::size_t out_stride) noexcept {
+    const std::size_t body = dim / 16 * 16;
+    const __mmask16 tail = static_cast<__mmask16>((1U << (dim - body)) - 1U);
+    const float* q0 = q;
+    const float* q1 = q + qstride;
+    const float* q2 = q + 2 * qstride;
+    const float* q3 = q + 3 * qstride;
+    for (std::size_t i = 0; i < n; ++i) {
+        const float* r = rows + i * stride;
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+        for (std::size_t j = 0; j < body; j += 16) {
+            const __m512 x = _mm512_loadu_ps(r + j);
+            a0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(q0 + j), a0);
+            a1 = _mm512_fmadd_ps(x, _mm512_loadu_ps(q1 + j), a1);
+            a2 = _mm512_fmadd_ps(x, _mm512_loadu_ps(q2 + j), a2);
+            a3 = _mm512_fmadd_ps(x, _mm512_loadu_ps(q3 + j), a3);
+        }
+        if (tail != 0) {
+            const __m512 x = _mm512_maskz_loadu_ps(tail, r + body);
+            a0 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, q0 + body), a0);
+            a1 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, q1 + body), a1);
+            a2 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, q2 + body), a2);
+            a3 = _mm512_fmadd_ps(x, _mm512_maskz_loadu_ps(tail, q3 + body), a3);
+        }
+        out[i] = hsum512(a0);
+        out[out_stride + i] = hsum512(a1);
+        out[2 * out_stride + i] = hsum512(a2);
+        out[3 * out_stride + i] = hsum512(a3);
+    }
 }
 __attribute__((target("avx512f,avx512bw,fma"))) inline void rows_f16_avx512(const std::uint16_t* rows, std::size_t n,
                                                                            std::size_t stride, const float* q,
                                                                            float* out) noexcept {
     for (std::size_t i = 0; i < n; ++i) {
         const std::uint16_t* r = rows + i * stride;
+        const char* pf = reinterpret_cast<const char*>(r + 8 * stride);
+        for (std::size_t b = 0; b < stride * sizeof(std::uint16_t); b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
         __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
         std::size_t j = 0;
         for (; j + 32 <= stride; j += 32) {
@@ -265,6 +392,8 @@ __attribute__((target("avx512f,avx512bw"))) inline void rows_i8_avx512(const std
                                                                       std::int32_t* out) noexcept {
     for (std::size_t i = 0; i < n; ++i) {
         const std::int8_t* r = rows + i * stride;
+        const char* pf = reinterpret_cast<const char*>(r + 16 * stride);
+        for (std::size_t b = 0; b < stride; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
         __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
         std::size_t j = 0;
         for (; j + 64 <= stride; j += 64) {
@@ -294,6 +423,8 @@ struct Kernels {
     void (*rows_f16)(const std::uint16_t*, std::size_t, std::size_t, const float*, float*) noexcept = &rows_f16_scalar;
     void (*rows_i8)(const std::int8_t*, std::size_t, std::size_t, const std::int16_t*, std::int32_t*) noexcept =
         &rows_i8_scalar;
+    void (*rows4q_f32)(const float*, std::size_t, std::size_t, std::size_t, const float*, std::size_t, float*,
+                       std::size_t) noexcept = &rows4q_f32_scalar;
 };
 
 /// Whether this CPU (and OS) can run `isa`.
@@ -318,9 +449,9 @@ struct Kernels {
     if (!supported(isa)) return k;
 #if RAGPP_X86_DISPATCH
     if (isa == Isa::avx2) {
-        k = Kernels{Isa::avx2, &dot_f32_avx2, &rows_f32_avx2, &rows_f16_avx2, &rows_i8_avx2};
+        k = Kernels{Isa::avx2, &dot_f32_avx2, &rows_f32_avx2, &rows_f16_avx2, &rows_i8_avx2, &rows4q_f32_avx2};
     } else if (isa == Isa::avx512) {
-        k = Kernels{Isa::avx512, &dot_f32_avx512, &rows_f32_avx512, &rows_f16_avx512, &rows_i8_avx512};
+        k = Kernels{Isa::avx512, &dot_f32_avx512, &rows_f32_avx512, &rows_f16_avx512, &rows_i8_avx512, &rows4q_f32_avx512};
     }
 #endif
     return k;

@@ -43,7 +43,8 @@ enum class Unlabeled { deny, allow };
 class AccessPolicy {
 public:
     /// Deny by default: unlabeled documents are visible to the system principal only.
-    explicit AccessPolicy(Unlabeled unlabeled = Unlabeled::deny, std::string field = "groups")
+    AccessPolicy() = default;
+    explicit AccessPolicy(Unlabeled unlabeled, std::string field = "groups")
         : unlabeled_(unlabeled), field_(std::move(field)) {}
 
     [[nodiscard]] Unlabeled unlabeled() const noexcept { return unlabeled_; }
@@ -64,8 +65,8 @@ public:
     }
 
 private:
-    Unlabeled unlabeled_;
-    std::string field_;
+    Unlabeled unlabeled_ = Unlabeled::deny;
+    std::string field_ = "groups";
 };
 
 }  // namespace ragpp

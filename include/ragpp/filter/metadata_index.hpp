@@ -1,10 +1,12 @@
 // ragpp: MetadataIndex, postings over metadata values, so that a Filter compiles to
 // the DocSet of matching documents without reading any document.
 //
-// For every field it keeps: the documents having the field; for each string value
-// (and each element of a string list) the sorted DocIds having it; numbers and dates
-// in ordered maps (value -> sorted DocIds) for ranges. Postings are exact under add
-// and remove: a removed document appears in no posting and in no compiled set.
+// For every field it keeps terms: the field's presence, each string value (and each
+// element of a string list), each number and each date (numbers and dates in ordered
+// maps, for ranges). Each term has a posting, the sorted DocIds having it; each
+// document keeps only the ids of its terms (not a copy of its metadata), so removing
+// it is exact: a removed document appears in no posting and in no compiled set, and a
+// term whose posting empties is forgotten.
 //
 // Complexity, with U = one past the largest DocId, P = the postings read:
 //   compile(eq)      O(U/64 + P)       (a zeroed bitset, then one bit per posting)
@@ -42,24 +44,31 @@ public:
     /// Indexes `metadata` under `id`. Throws DuplicateError when `id` is indexed,
     /// InvalidArgument when a number is NaN; nothing changes then.
     void add_document(DocId id, const Metadata& metadata) {
-        if (id < docs_.size() && docs_[id]) throw DuplicateError("MetadataIndex: DocId " + std::to_string(id) + " is already indexed");
+        if (contains(id)) throw DuplicateError("MetadataIndex: DocId " + std::to_string(id) + " is already indexed");
         validate(metadata, "DocId " + std::to_string(id));
-        if (id >= docs_.size()) docs_.resize(std::size_t{id} + 1);
-        docs_[id] = metadata;
-        for (const auto& [field, value] : metadata) {
-            Field& f = fields_[field];
-            insert(f.present, id);
+        std::vector<std::uint32_t> terms;
+        for (const auto& [name, value] : metadata) {
+            auto fit = fields_.find(name);
+            if (fit == fields_.end()) fit = fields_.emplace(name, Field{}).first;
+            Field& f = fit->second;
+            if (f.present == no_term) f.present = new_term(&*fit, Key{});
+            terms.push_back(f.present);
             std::visit(
                 [&](const auto& v) {
                     using T = std::decay_t<decltype(v)>;
-                    if constexpr (std::is_same_v<T, std::string>) insert(f.strings[v], id);
-                    else if constexpr (std::is_same_v<T, double>) insert(f.numbers[v], id);
-                    else if constexpr (std::is_same_v<T, Date>) insert(f.dates[v.days], id);
+                    if constexpr (std::is_same_v<T, std::string>) terms.push_back(term_of(f.strings, v, &*fit));
+                    else if constexpr (std::is_same_v<T, double>) terms.push_back(term_of(f.numbers, v, &*fit));
+                    else if constexpr (std::is_same_v<T, Date>) terms.push_back(term_of(f.dates, v.days, &*fit));
                     else
-                        for (const auto& e : v) insert(f.strings[e], id);
+                        for (const auto& e : v) terms.push_back(term_of(f.strings, e, &*fit));
                 },
                 value);
         }
+        std::sort(terms.begin(), terms.end());  // a list may repeat a value: one posting entry
+        terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+        for (std::uint32_t t : terms) insert(terms_[t].posting, id);
+        if (id >= doc_terms_.size()) doc_terms_.resize(std::size_t{id} + 1);
+        doc_terms_[id] = std::move(terms);
         live_.set(id);
         ++size_;
     }
@@ -74,25 +83,13 @@ public:
 
     /// Removes `id` from every posting. Throws NotFoundError when it is not indexed.
     void remove_document(DocId id) {
-        if (id >= docs_.size() || !docs_[id])
-            throw NotFoundError("MetadataIndex: no document with DocId " + std::to_string(id));
-        for (const auto& [field, value] : *docs_[id]) {
-            auto fit = fields_.find(field);
-            Field& f = fit->second;
-            erase(f.present, id);
-            std::visit(
-                [&](const auto& v) {
-                    using T = std::decay_t<decltype(v)>;
-                    if constexpr (std::is_same_v<T, std::string>) erase_in(f.strings, v, id);
-                    else if constexpr (std::is_same_v<T, double>) erase_in(f.numbers, v, id);
-                    else if constexpr (std::is_same_v<T, Date>) erase_in(f.dates, v.days, id);
-                    else
-                        for (const auto& e : v) erase_in(f.strings, e, id);
-                },
-                value);
-            if (f.present.empty()) fields_.erase(fit);
+        if (!contains(id)) throw NotFoundError("MetadataIndex: no document with DocId " + std::to_string(id));
+        for (std::uint32_t t : doc_terms_[id]) {
+            erase(terms_[t].posting, id);
+            if (terms_[t].posting.empty()) free_term(t);
         }
-        docs_[id].reset();
+        doc_terms_[id] = {};
+        doc_terms_[id].shrink_to_fit();
         live_.reset(id);
         --size_;
     }
@@ -102,30 +99,30 @@ public:
         using K = Filter::Kind;
         switch (filter.kind()) {
             case K::all: return live();
-            case K::none: return DocSet(docs_.size());
+            case K::none: return DocSet(doc_terms_.size());
             case K::exists: {
-                DocSet s(docs_.size());
-                if (const Field* f = field(filter.field())) set_all(s, f->present);
+                DocSet s(doc_terms_.size());
+                if (const Field* f = field(filter.field()); f && f->present != no_term) set_all(s, terms_[f->present].posting);
                 return s;
             }
             case K::eq:
             case K::in: {
-                DocSet s(docs_.size());
+                DocSet s(doc_terms_.size());
                 const Field* f = field(filter.field());
                 if (!f) return s;
                 for (const auto& v : filter.values()) {
                     if (const auto* str = std::get_if<std::string>(&v)) {
-                        if (auto it = f->strings.find(*str); it != f->strings.end()) set_all(s, it->second);
+                        if (auto it = f->strings.find(*str); it != f->strings.end()) set_all(s, terms_[it->second].posting);
                     } else if (const auto* x = std::get_if<double>(&v)) {
-                        if (auto it = f->numbers.find(*x); it != f->numbers.end()) set_all(s, it->second);
+                        if (auto it = f->numbers.find(*x); it != f->numbers.end()) set_all(s, terms_[it->second].posting);
                     } else if (auto it = f->dates.find(std::get<Date>(v).days); it != f->dates.end()) {
-                        set_all(s, it->second);
+                        set_all(s, terms_[it->second].posting);
                     }
                 }
                 return s;
             }
             case K::range: {
-                DocSet s(docs_.size());
+                DocSet s(doc_terms_.size());
                 const Field* f = field(filter.field());
                 if (!f) return s;
                 const FilterValue& any = filter.lower() ? *filter.lower() : *filter.upper();
@@ -139,53 +136,94 @@ public:
                 return s;
             }
             case K::or_: {
-                DocSet s(docs_.size());
+                DocSet s(doc_terms_.size());
                 for (const auto& c : filter.children()) s |= compile(c);
                 return s;
             }
             case K::not_: return live() - compile(filter.children().front());
         }
-        return DocSet(docs_.size());
+        return DocSet(doc_terms_.size());
     }
 
     /// The indexed documents.
     [[nodiscard]] DocSet live() const {
         DocSet s = live_;
-        s.resize(docs_.size());
+        s.resize(doc_terms_.size());
         return s;
     }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
-    [[nodiscard]] bool contains(DocId id) const noexcept { return id < docs_.size() && docs_[id].has_value(); }
-    /// The metadata indexed under `id`, or null.
-    [[nodiscard]] const Metadata* metadata(DocId id) const noexcept {
-        return contains(id) ? &*docs_[id] : nullptr;
-    }
+    [[nodiscard]] bool contains(DocId id) const noexcept { return live_.test(id); }
     /// Distinct fields currently indexed.
     [[nodiscard]] std::size_t field_count() const noexcept { return fields_.size(); }
-    /// Total postings entries (for tests: zero once every document is removed).
+    /// Total postings entries, field presence included (zero once every document is removed).
     [[nodiscard]] std::size_t posting_entries() const noexcept {
         std::size_t n = 0;
-        for (const auto& [name, f] : fields_) {
-            n += f.present.size();
-            for (const auto& [k, p] : f.strings) n += p.size();
-            for (const auto& [k, p] : f.numbers) n += p.size();
-            for (const auto& [k, p] : f.dates) n += p.size();
-        }
+        for (const auto& t : terms_) n += t.posting.size();
         return n;
     }
 
 private:
     using Posting = std::vector<DocId>;
+    static constexpr std::uint32_t no_term = static_cast<std::uint32_t>(-1);
+    /// A field's terms: its presence, and one term per distinct value.
     struct Field {
-        Posting present;
-        std::unordered_map<std::string, Posting> strings;
-        std::map<double, Posting> numbers;
-        std::map<std::int32_t, Posting> dates;
+        std::uint32_t present = no_term;
+        std::unordered_map<std::string, std::uint32_t> strings;
+        std::map<double, std::uint32_t> numbers;
+        std::map<std::int32_t, std::uint32_t> dates;
+    };
+    using FieldEntry = std::pair<const std::string, Field>;
+    /// What a term is, to erase it from its field when its posting empties.
+    using Key = std::variant<std::monostate, std::string, double, std::int32_t>;
+    struct Term {
+        FieldEntry* field = nullptr;  // stable: unordered_map nodes do not move
+        Key key;
+        Posting posting;
     };
 
     const Field* field(const std::string& name) const {
         auto it = fields_.find(name);
         return it == fields_.end() ? nullptr : &it->second;
+    }
+    std::uint32_t new_term(FieldEntry* f, Key key) {
+        std::uint32_t t;
+        if (!free_terms_.empty()) {
+            t = free_terms_.back();
+            free_terms_.pop_back();
+        } else {
+            t = static_cast<std::uint32_t>(terms_.size());
+            terms_.emplace_back();
+        }
+        terms_[t].field = f;
+        terms_[t].key = std::move(key);
+        return t;
+    }
+    template <class Map, class V>
+    std::uint32_t term_of(Map& m, const V& v, FieldEntry* f) {
+        auto it = m.find(v);
+        if (it != m.end()) return it->second;
+        const std::uint32_t t = new_term(f, Key{v});
+        m.emplace(v, t);
+        return t;
+    }
+    /// Forgets term t (its posting is empty), and its field when that was its presence.
+    void free_term(std::uint32_t t) {
+        Term& term = terms_[t];
+        Field& f = term.field->second;
+        std::visit(
+            [&](const auto& k) {
+                using T = std::decay_t<decltype(k)>;
+                if constexpr (std::is_same_v<T, std::string>) f.strings.erase(k);
+                else if constexpr (std::is_same_v<T, double>) f.numbers.erase(k);
+                else if constexpr (std::is_same_v<T, std::int32_t>) f.dates.erase(k);
+                else f.present = no_term;
+            },
+            term.key);
+        if (f.present == no_term && f.strings.empty() && f.numbers.empty() && f.dates.empty())
+            fields_.erase(term.field->first);
+        term = Term{};
+        term.posting.shrink_to_fit();
+        free_terms_.push_back(t);
     }
     static void insert(Posting& p, DocId id) {
         if (p.empty() || p.back() < id) {
@@ -199,18 +237,11 @@ private:
         auto it = std::lower_bound(p.begin(), p.end(), id);
         if (it != p.end() && *it == id) p.erase(it);
     }
-    template <class Map, class Key>
-    static void erase_in(Map& m, const Key& key, DocId id) {
-        auto it = m.find(key);
-        if (it == m.end()) return;
-        erase(it->second, id);
-        if (it->second.empty()) m.erase(it);
-    }
     static void set_all(DocSet& s, const Posting& p) {
         for (DocId id : p) s.set(id);
     }
     template <class Map, class Get>
-    static void range_into(DocSet& s, const Map& m, const Filter& f, Get get) {
+    void range_into(DocSet& s, const Map& m, const Filter& f, Get get) const {
         if (f.lower() && f.upper()) {
             const auto lo = get(*f.lower()), hi = get(*f.upper());
             if (hi < lo || (!(lo < hi) && !(f.lower_inclusive() && f.upper_inclusive()))) return;  // empty interval
@@ -219,11 +250,13 @@ private:
                             : m.begin();
         const auto end = f.upper() ? (f.upper_inclusive() ? m.upper_bound(get(*f.upper())) : m.lower_bound(get(*f.upper())))
                                    : m.end();
-        for (; it != end; ++it) set_all(s, it->second);
+        for (; it != end; ++it) set_all(s, terms_[it->second].posting);
     }
 
     std::unordered_map<std::string, Field> fields_;
-    std::vector<std::optional<Metadata>> docs_;
+    std::vector<Term> terms_;
+    std::vector<std::uint32_t> free_terms_;
+    std::vector<std::vector<std::uint32_t>> doc_terms_;  // the terms of each document, to remove it exactly
     DocSet live_;
     std::size_t size_ = 0;
 };

@@ -4,8 +4,9 @@
 // an Eigen::Map of RowMatrixXf), one row per document. A search is one pass of dot
 // products over the rows (a matrix-vector product computed by a SIMD kernel chosen at
 // run time for this CPU, detail/simd.hpp) feeding a bounded selection of the k best
-// (detail/topk.hpp); many queries are searched together with one matrix-matrix
-// product per block of rows (Eigen's GEMM).
+// (detail/topk.hpp); many queries are searched together as one blocked matrix product
+// S = Q X^T (a SIMD micro-kernel scoring four queries per row load, over blocks of
+// rows that stay in cache).
 //
 // Scores (higher is better, ties by smaller DocId):
 //   cosine          s = x.q / (|x| |q|)      vectors are L2-normalised when added and
@@ -277,9 +278,9 @@ public:
         return search_exact(q, k, options);
     }
 
-    /// Many query vectors (one per row) at once: for each block of stored rows, one
-    /// matrix product scores every query. Exact float32 scores whatever the
-    /// quantization. Result i answers query row i.
+    /// Many query vectors (one per row) at once: one blocked matrix product scores
+    /// every query against every row, each row read from memory once for all queries.
+    /// Exact float32 scores whatever the quantization. Result i answers query row i.
     [[nodiscard]] std::vector<std::vector<Hit>> search_batch(const Eigen::Ref<const RowMatrixXf>& queries, std::size_t k,
                                                              const SearchOptions& options = {}) const {
         if (static_cast<std::size_t>(queries.cols()) != dim_)
@@ -301,17 +302,26 @@ public:
         tops.reserve(m);
         for (std::size_t i = 0; i < m; ++i) tops.emplace_back(k);
         if (k > 0 && size() > 0) {
-            const auto all = matrix();
+            // S = Q X^T by blocks of rows that stay in cache while every group of four
+            // queries is scored against them (detail::simd rows4q_f32 micro-kernel).
+            const auto& kern = detail::simd::kernels();
             const std::size_t n = ids_.size();
-            RowMatrixXf S;
-            for (std::size_t b = 0; b < n; b += block_rows) {
-                const auto len = static_cast<Eigen::Index>(std::min(block_rows, n - b));
-                S.noalias() = Q * all.middleRows(static_cast<Eigen::Index>(b), len).transpose();
-                for (Eigen::Index j = 0; j < len; ++j) {
-                    const std::size_t r = b + static_cast<std::size_t>(j);
-                    if (dead_[r] != 0 || !options.allows(ids_[r])) continue;
-                    for (std::size_t i = 0; i < m; ++i)
-                        tops[i].push(ids_[r], finish(S(static_cast<Eigen::Index>(i), j), r, qn2[static_cast<Eigen::Index>(i)]));
+            constexpr std::size_t sub = 256;
+            std::vector<float> S(4 * sub);
+            for (std::size_t b = 0; b < n; b += sub) {
+                const std::size_t len = std::min(sub, n - b);
+                for (std::size_t g = 0; g < m; g += 4) {
+                    const std::size_t cnt = std::min<std::size_t>(4, m - g);
+                    const float* qg = Q.data() + g * dim_;
+                    if (cnt == 4) kern.rows4q_f32(row_ptr(b), len, dim_, dim_, qg, dim_, S.data(), sub);
+                    else
+                        for (std::size_t t = 0; t < cnt; ++t) kern.rows_f32(row_ptr(b), len, dim_, dim_, qg + t * dim_, S.data() + t * sub);
+                    for (std::size_t j = 0; j < len; ++j) {
+                        const std::size_t r = b + j;
+                        if (dead_[r] != 0 || !options.allows(ids_[r])) continue;
+                        for (std::size_t t = 0; t < cnt; ++t)
+                            tops[g + t].push(ids_[r], finish(S[t * sub + j], r, qn2[static_cast<Eigen::Index>(g + t)]));
+                    }
                 }
             }
         }

@@ -67,16 +67,21 @@ struct ChunkPlace {
 template <DocumentRetriever R>
 class Collection {
 public:
-    explicit Collection(R retriever = R{}, CollectionOptions options = {})
+    Collection()
+        requires std::default_initializable<R>
+        : Collection(R{}) {}
+    explicit Collection(R retriever, CollectionOptions options = CollectionOptions())
         : retriever_(std::move(retriever)), options_(std::move(options)) {
         options_.chunking.validate("Collection");
     }
 
     /// Chunks `source` and adds its chunks; returns their DocIds in document order.
-    /// Throws DuplicateError when a source with this id is present (see update),
+    /// Throws InvalidArgument for an empty source id, DuplicateError when a source
+    /// with this id is present (see update),
     /// ParseError on malformed input, and whatever an index throws; in every case the
     /// collection is unchanged (DocIds handed out meanwhile stay unused).
     std::vector<DocId> add(const Document& source) {
+        check_id(source, "add");
         if (sources_.count(source.id) != 0)
             throw DuplicateError("Collection::add: source '" + source.id + "' is already present (use update)");
         return insert(source.id, chunk_document(source, options_.chunking));
@@ -95,6 +100,7 @@ public:
     /// new chunks' DocIds. On failure the old chunks stay searchable (re-added under
     /// new DocIds if they had already been removed).
     std::vector<DocId> update(const Document& source) {
+        check_id(source, "update");
         auto chunks = chunk_document(source, options_.chunking);  // may throw: nothing changed yet
         auto it = sources_.find(source.id);
         if (it == sources_.end()) return insert(source.id, std::move(chunks));
@@ -171,6 +177,10 @@ public:
     [[nodiscard]] const CollectionOptions& options() const noexcept { return options_; }
 
 private:
+    static void check_id(const Document& source, const char* where) {
+        if (source.id.empty())
+            throw InvalidArgument(std::string("Collection::") + where + ": the source has no id (its path)");
+    }
     const ChunkPlace& checked_place(DocId id, const char* where) const {
         const ChunkPlace* p = place(id);
         if (!p) throw NotFoundError(std::string("Collection::") + where + ": no chunk with DocId " + std::to_string(id));
