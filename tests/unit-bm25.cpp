@@ -248,7 +248,7 @@ TEST_CASE("BM25 live updates equal an index rebuilt from scratch", "[bm25][updat
     }
 }
 
-TEST_CASE("BM25 MaxScore returns exactly what the exhaustive scorer returns", "[bm25][pruning]") {
+TEST_CASE("BM25 MaxScore and accumulation return exactly what the exhaustive scorer returns", "[bm25][pruning]") {
     const auto seed = GENERATE(take(12, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
     RandomCorpus rc(seed, 300);
     Index index;
@@ -275,19 +275,27 @@ TEST_CASE("BM25 MaxScore returns exactly what the exhaustive scorer returns", "[
                     if (rc.pick(3) == 0) allowed.set(static_cast<DocId>(i));
                 o.allowed = std::make_shared<const DocSet>(std::move(allowed));
             }
-            BM25SearchStats fast_stats, slow_stats;
-            const auto fast = index.search_terms(terms, k, o, BM25Strategy::automatic, &fast_stats);
-            const auto slow = index.search_terms(terms, k, o, BM25Strategy::exhaustive, &slow_stats);
+            BM25SearchStats pruned, oracle, acc, automatic;
+            const auto slow = index.search_terms(terms, k, o, BM25Strategy::exhaustive, &oracle);
+            const auto fast = index.search_terms(terms, k, o, BM25Strategy::maxscore, &pruned);
             INFO(ragpp::to_string(v) << " k " << k << " query " << terms.size() << " terms");
             REQUIRE(fast == slow);
+            REQUIRE(index.search_terms(terms, k, o, BM25Strategy::accumulate, &acc) == slow);
+            REQUIRE(index.search_terms(terms, k, o, BM25Strategy::automatic, &automatic) == slow);
             CHECK(sorted_best_first(fast));
-            const bool valid = v != BM25Variant::rank_bm25_l && v != BM25Variant::rank_bm25_plus;
-            if (valid) {
-                CHECK(fast_stats.pruned);
+            CHECK(oracle.algorithm == ragpp::BM25Algorithm::exhaustive);
+            const bool every_doc = v == BM25Variant::rank_bm25_l || v == BM25Variant::rank_bm25_plus;
+            const bool absent_part = every_doc || v == BM25Variant::bm25l || v == BM25Variant::bm25plus;
+            CHECK((acc.algorithm == ragpp::BM25Algorithm::accumulate) == !absent_part);
+            if (acc.algorithm == ragpp::BM25Algorithm::accumulate) CHECK(acc.scored == oracle.scored);
+            if (!every_doc) {
+                CHECK(pruned.algorithm == ragpp::BM25Algorithm::maxscore);
+                CHECK(pruned.scored <= oracle.scored);
                 ++pruned_runs;
-                if (fast_stats.scored < slow_stats.scored) ++fewer;
+                if (pruned.scored < oracle.scored) ++fewer;
             } else {
-                CHECK_FALSE(fast_stats.pruned);
+                CHECK(pruned.algorithm == ragpp::BM25Algorithm::exhaustive);
+                CHECK(automatic.algorithm == ragpp::BM25Algorithm::exhaustive);
             }
         }
     }

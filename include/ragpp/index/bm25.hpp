@@ -134,16 +134,35 @@ struct BM25Params {
     double epsilon = 0.25; ///< >= 0, rank_bm25_okapi only (rank_bm25's default)
 };
 
+/// The top-k algorithms. All return exactly the same ids and scores.
+enum class BM25Algorithm : std::uint8_t {
+    exhaustive,  ///< document at a time over every matching document (the oracle)
+    accumulate,  ///< term at a time into one accumulator per document
+    maxscore,    ///< document at a time with MaxScore dynamic pruning
+};
+
 /// Which top-k algorithm `search_terms` uses.
 enum class BM25Strategy : std::uint8_t {
-    automatic,   ///< MaxScore where it is valid, otherwise exhaustive
-    exhaustive,  ///< every document containing a query term is scored (the oracle)
+    automatic,   ///< accumulate when the query's lists cover much of the collection,
+                 ///< else MaxScore where valid, else exhaustive
+    exhaustive,  ///< BM25Algorithm::exhaustive
+    accumulate,  ///< BM25Algorithm::accumulate where valid, else exhaustive
+    maxscore,    ///< BM25Algorithm::maxscore where valid, else exhaustive
 };
+
+[[nodiscard]] constexpr std::string_view to_string(BM25Algorithm a) noexcept {
+    switch (a) {
+        case BM25Algorithm::exhaustive: return "exhaustive";
+        case BM25Algorithm::accumulate: return "accumulate";
+        case BM25Algorithm::maxscore: return "maxscore";
+    }
+    return "?";
+}
 
 /// What a search did (for tests and benchmarks).
 struct BM25SearchStats {
     std::size_t scored = 0;  ///< documents fully scored
-    bool pruned = false;     ///< MaxScore was used
+    BM25Algorithm algorithm = BM25Algorithm::exhaustive;
 };
 
 /// The idf of each variant (see the table at the top of this header).
@@ -191,11 +210,6 @@ template <BM25Variant V>
 }
 
 namespace detail::bm25 {
-
-struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-};
 
 struct TermData {
     std::vector<Posting> postings;  ///< sorted by doc, strictly increasing
@@ -414,18 +428,16 @@ public:
         plan.allowed = options.allowed.get();
         plan.terms = resolve(query_terms, k1, delta);
         if (plan.terms.empty()) return {};
-        const bool nonnegative = std::all_of(plan.terms.begin(), plan.terms.end(),
-                                             [](const detail::bm25::QueryTerm& t) { return t.weight >= 0.0; });
-        const bool prune = strategy == BM25Strategy::automatic && nonnegative && !scores_every_document();
+        const BM25Algorithm algorithm = choose(plan, strategy);
         switch (params_.variant) {
-            case BM25Variant::lucene: return run<BM25Variant::lucene>(plan, k, prune, stats);
-            case BM25Variant::robertson: return run<BM25Variant::robertson>(plan, k, prune, stats);
-            case BM25Variant::atire: return run<BM25Variant::atire>(plan, k, prune, stats);
-            case BM25Variant::bm25l: return run<BM25Variant::bm25l>(plan, k, prune, stats);
-            case BM25Variant::bm25plus: return run<BM25Variant::bm25plus>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_okapi: return run<BM25Variant::rank_bm25_okapi>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_l: return run<BM25Variant::rank_bm25_l>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_plus: return run<BM25Variant::rank_bm25_plus>(plan, k, prune, stats);
+            case BM25Variant::lucene: return run<BM25Variant::lucene>(plan, k, algorithm, stats);
+            case BM25Variant::robertson: return run<BM25Variant::robertson>(plan, k, algorithm, stats);
+            case BM25Variant::atire: return run<BM25Variant::atire>(plan, k, algorithm, stats);
+            case BM25Variant::bm25l: return run<BM25Variant::bm25l>(plan, k, algorithm, stats);
+            case BM25Variant::bm25plus: return run<BM25Variant::bm25plus>(plan, k, algorithm, stats);
+            case BM25Variant::rank_bm25_okapi: return run<BM25Variant::rank_bm25_okapi>(plan, k, algorithm, stats);
+            case BM25Variant::rank_bm25_l: return run<BM25Variant::rank_bm25_l>(plan, k, algorithm, stats);
+            case BM25Variant::rank_bm25_plus: return run<BM25Variant::rank_bm25_plus>(plan, k, algorithm, stats);
         }
         return {};
     }
@@ -445,14 +457,14 @@ public:
     [[nodiscard]] std::uint64_t total_length() const noexcept { return total_len_; }
     /// Documents containing `term` (an index term, i.e. already analyzed).
     [[nodiscard]] std::size_t document_frequency(std::string_view term) const {
-        auto it = dict_.find(term);
-        return it == dict_.end() ? 0 : terms_[it->second].postings.size();
+        const auto id = dict_.find(term);
+        return id == dict_.npos ? 0 : terms_[id].postings.size();
     }
     /// The frequency of `term` in document `id` (0 when absent).
     [[nodiscard]] std::uint32_t term_frequency(std::string_view term, DocId id) const {
-        auto it = dict_.find(term);
-        if (it == dict_.end()) return 0;
-        const auto& pl = terms_[it->second].postings;
+        const auto tid = dict_.find(term);
+        if (tid == dict_.npos) return 0;
+        const auto& pl = terms_[tid].postings;
         auto p = std::lower_bound(pl.begin(), pl.end(), id, [](const detail::bm25::Posting& x, DocId d) { return x.doc < d; });
         return p != pl.end() && p->doc == id ? p->tf : 0;
     }
@@ -469,9 +481,7 @@ public:
         for (const auto& td : terms_)
             n += sizeof(td) + td.postings.capacity() * sizeof(detail::bm25::Posting) +
                  td.skyline.capacity() * sizeof(detail::bm25::SkyPoint);
-        for (const auto& s : names_) n += sizeof(s) + (s.capacity() > 15 ? s.capacity() + 1 : 0);
-        n += dict_.size() * (sizeof(std::string) + sizeof(std::uint32_t) + 2 * sizeof(void*)) +
-             dict_.bucket_count() * sizeof(void*);
+        n += dict_.memory_bytes();
         n += doc_len_.capacity() * sizeof(std::uint32_t) + live_.capacity();
         for (const auto& f : doc_terms_) n += sizeof(f) + f.capacity();
         return n;
@@ -511,7 +521,7 @@ public:
         for (std::size_t t = 0; t < terms_.size(); ++t) {
             const auto& pl = terms_[t].postings;
             if (pl.empty()) continue;
-            w.str(names_[t]);
+            w.str(dict_.name(static_cast<std::uint32_t>(t)));
             w.u64(pl.size());
             for (const auto& p : pl) {
                 w.u32(p.doc);
@@ -599,7 +609,7 @@ public:
         std::vector<std::uint32_t> prev_term(slots, 0);
         for (std::size_t t = 0; t < nterms; ++t) {
             const std::string_view name = r.str("term");
-            if (index.dict_.find(name) != index.dict_.end()) r.fail("term '" + std::string(name) + "' appears twice");
+            if (index.dict_.find(name) != index.dict_.npos) r.fail("term '" + std::string(name) + "' appears twice");
             const std::uint32_t tid = index.intern(name);
             const std::size_t n = r.count("posting count", 8);
             if (n == 0) r.fail("term '" + std::string(name) + "' has no posting");
@@ -663,14 +673,8 @@ private:
     }
 
     std::uint32_t intern(std::string_view term) {
-        auto it = dict_.find(term);
-        if (it != dict_.end()) return it->second;
-        if (terms_.size() >= std::numeric_limits<std::uint32_t>::max())
-            throw InvalidArgument("BM25Index: vocabulary exceeds 2^32-1 terms");
-        const auto id = static_cast<std::uint32_t>(terms_.size());
-        names_.emplace_back(term);
-        terms_.emplace_back();
-        dict_.emplace(names_.back(), id);
+        const std::uint32_t id = dict_.intern(term);
+        if (id == terms_.size()) terms_.emplace_back();
         return id;
     }
 
@@ -710,10 +714,10 @@ private:
                                                                double delta) const {
         std::vector<std::pair<std::uint32_t, std::uint32_t>> counts;  // term id, qtf
         for (const auto& t : query_terms) {
-            auto it = dict_.find(std::string_view(t));
-            if (it == dict_.end() || terms_[it->second].postings.empty()) continue;
-            auto c = std::find_if(counts.begin(), counts.end(), [&](const auto& x) { return x.first == it->second; });
-            if (c == counts.end()) counts.emplace_back(it->second, 1);
+            const auto tid = dict_.find(t);
+            if (tid == dict_.npos || terms_[tid].postings.empty()) continue;
+            auto c = std::find_if(counts.begin(), counts.end(), [&](const auto& x) { return x.first == tid; });
+            if (c == counts.end()) counts.emplace_back(tid, 1);
             else ++c->second;
         }
         std::vector<detail::bm25::QueryTerm> out;
@@ -743,12 +747,66 @@ private:
         return s;
     }
 
+    /// MaxScore needs non-negative term weights and no score for non-matching
+    /// documents; accumulation needs a zero absent-term part (the per-document sum must
+    /// skip absent terms to equal the document-at-a-time sum bit for bit) and no score
+    /// for non-matching documents. Accumulation wins when the query's lists cover a
+    /// good part of the collection (its cost is the postings plus one slot per document).
+    [[nodiscard]] BM25Algorithm choose(const Plan& plan, BM25Strategy strategy) const {
+        const bool all = scores_every_document();
+        const bool zero_free = std::all_of(plan.terms.begin(), plan.terms.end(),
+                                           [](const detail::bm25::QueryTerm& t) { return t.zero == 0.0; });
+        const bool nonnegative = std::all_of(plan.terms.begin(), plan.terms.end(),
+                                             [](const detail::bm25::QueryTerm& t) { return t.weight >= 0.0; });
+        const bool can_accumulate = !all && zero_free;
+        const bool can_prune = !all && nonnegative;
+        switch (strategy) {
+            case BM25Strategy::exhaustive: return BM25Algorithm::exhaustive;
+            case BM25Strategy::accumulate: return can_accumulate ? BM25Algorithm::accumulate : BM25Algorithm::exhaustive;
+            case BM25Strategy::maxscore: return can_prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive;
+            case BM25Strategy::automatic: break;
+        }
+        std::size_t postings = 0;
+        for (const auto& t : plan.terms) postings += static_cast<std::size_t>(t.end - t.begin);
+        if (can_accumulate && (postings * 8 >= live_.size() || !can_prune)) return BM25Algorithm::accumulate;
+        return can_prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive;
+    }
+
     template <BM25Variant V>
-    [[nodiscard]] std::vector<Hit> run(const Plan& plan, std::size_t k, bool prune, BM25SearchStats* stats) const {
+    [[nodiscard]] std::vector<Hit> run(const Plan& plan, std::size_t k, BM25Algorithm algorithm,
+                                       BM25SearchStats* stats) const {
         detail::bm25::TopK top(k);
-        const std::size_t scored = prune ? maxscore<V>(plan, top) : exhaustive<V>(plan, top, k);
-        if (stats) *stats = {scored, prune};
+        std::size_t scored = 0;
+        switch (algorithm) {
+            case BM25Algorithm::exhaustive: scored = exhaustive<V>(plan, top, k); break;
+            case BM25Algorithm::accumulate: scored = accumulate<V>(plan, top); break;
+            case BM25Algorithm::maxscore: scored = maxscore<V>(plan, top); break;
+        }
+        if (stats) *stats = {scored, algorithm};
         return top.take();
+    }
+
+    /// Term at a time: each posting adds weight * tfpart to its document's accumulator,
+    /// terms in query order, so each sum is the document-at-a-time sum (absent terms
+    /// add exactly 0 there).
+    template <BM25Variant V>
+    std::size_t accumulate(const Plan& plan, detail::bm25::TopK& top) const {
+        std::vector<double> acc(live_.size(), 0.0);
+        std::vector<std::uint8_t> seen(live_.size(), 0);
+        std::vector<DocId> touched;
+        for (const auto& t : plan.terms) {
+            for (const auto* p = t.begin; p != t.end; ++p) {
+                const DocId d = p->doc;
+                if (!plan.allows(d)) continue;
+                if (!seen[d]) {
+                    seen[d] = 1;
+                    touched.push_back(d);
+                }
+                acc[d] += t.weight * bm25_tf_part<V>(static_cast<double>(p->tf), plan.norm(doc_len_[d]), plan.k1, plan.delta);
+            }
+        }
+        for (DocId d : touched) top.push({static_cast<float>(acc[d]), d});
+        return touched.size();
     }
 
     template <BM25Variant V>
@@ -898,8 +956,7 @@ private:
 
     A analyzer_{};
     BM25Params params_{};
-    std::unordered_map<std::string, std::uint32_t, detail::bm25::StringHash, std::equal_to<>> dict_;
-    std::vector<std::string> names_;
+    detail::bm25::TermDict dict_;
     std::vector<detail::bm25::TermData> terms_;
     std::vector<std::uint32_t> doc_len_;             // by DocId; 0 for absent slots
     std::vector<std::uint8_t> live_;                 // by DocId
