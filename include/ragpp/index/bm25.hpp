@@ -214,6 +214,15 @@ namespace detail::bm25 {
 struct TermData {
     std::vector<Posting> postings;  ///< sorted by doc, strictly increasing
     std::vector<SkyPoint> skyline;  ///< see skyline_add
+    SkyPoint front{0, 0};           ///< skyline.front() when not empty: the lowest tf, shortest
+
+    /// skyline_add, with the common case (a point dominated by the front, e.g. tf 1 in
+    /// a document not shorter than the shortest one) decided without reading the skyline.
+    void add_point(SkyPoint p) {
+        if (!skyline.empty() && p.tf <= front.tf && p.len >= front.len) return;
+        skyline_add(skyline, p);
+        front = skyline.front();
+    }
 };
 
 /// The mean rank_bm25_okapi idf over the vocabulary, computed once per index state.
@@ -311,34 +320,52 @@ public:
         check_absent(id);
         if (terms.size() > std::numeric_limits<std::uint32_t>::max())
             throw InvalidArgument("BM25Index: document " + std::to_string(id) + " has more than 2^32-1 terms");
+        // Hash every term first and prefetch its dictionary slot, so the lookups of a
+        // document overlap their cache misses instead of waiting for each in turn.
+        std::vector<std::uint64_t> hashes(terms.size());
+        for (std::size_t i = 0; i < terms.size(); ++i) {
+            hashes[i] = detail::bm25::TermDict::hash(terms[i]);
+            dict_.prefetch(hashes[i]);
+        }
         std::vector<std::uint32_t> ids;
         ids.reserve(terms.size());
-        for (const auto& t : terms) ids.push_back(intern(t));
+        for (std::size_t i = 0; i < terms.size(); ++i) ids.push_back(intern(terms[i], hashes[i]));
         std::sort(ids.begin(), ids.end());
+        std::vector<detail::bm25::Posting> unique;  // (term id, tf)
+        unique.reserve(ids.size());
+        for (std::size_t i = 0; i < ids.size();) {
+            std::size_t j = i + 1;
+            while (j < ids.size() && ids[j] == ids[i]) ++j;
+            unique.push_back({ids[i], static_cast<std::uint32_t>(j - i)});
+            i = j;
+        }
         const std::size_t slots = std::max(doc_len_.size(), std::size_t{id} + 1);
         doc_len_.resize(slots, 0);
         live_.resize(slots, 0);
         doc_terms_.resize(slots);
         const auto len = static_cast<std::uint32_t>(terms.size());
         std::vector<std::uint8_t> forward;
-        forward.reserve(ids.size());
+        forward.reserve(unique.size() + unique.size() / 2);
         std::uint32_t prev = 0;
-        std::size_t distinct = 0;
-        for (std::size_t i = 0; i < ids.size();) {
-            std::size_t j = i + 1;
-            while (j < ids.size() && ids[j] == ids[i]) ++j;
-            auto& td = terms_[ids[i]];
-            const detail::bm25::Posting p{id, static_cast<std::uint32_t>(j - i)};
+        const std::size_t distinct = unique.size();
+        for (std::size_t i = 0; i < distinct; ++i) {
+            // Prefetch the term record 8 terms ahead, then its list's tail 4 terms ahead.
+            if (i + 8 < distinct) detail::bm25::prefetch(&terms_[unique[i + 8].doc]);
+            if (i + 4 < distinct) {
+                const auto& ahead = terms_[unique[i + 4].doc].postings;
+                if (!ahead.empty()) detail::bm25::prefetch(ahead.data() + ahead.size() - 1);
+            }
+            const std::uint32_t tid = unique[i].doc;
+            auto& td = terms_[tid];
+            const detail::bm25::Posting p{id, unique[i].tf};
             if (td.postings.empty() || td.postings.back().doc < id) {
                 td.postings.push_back(p);
             } else {
                 td.postings.insert(lower_bound(td.postings, id), p);
             }
-            detail::bm25::skyline_add(td.skyline, {p.tf, len});
-            detail::bm25::put_varint(forward, ids[i] - prev);
-            prev = ids[i];
-            ++distinct;
-            i = j;
+            td.add_point({p.tf, len});
+            detail::bm25::put_varint(forward, tid - prev);
+            prev = tid;
         }
         forward.shrink_to_fit();
         doc_terms_[id] = std::move(forward);
@@ -425,6 +452,8 @@ public:
         plan.b = b;
         plan.delta = delta;
         plan.avgdl = static_cast<double>(total_len_) / static_cast<double>(live_count_);
+        plan.one_minus_b = 1.0 - b;
+        plan.b_over_avgdl = b / plan.avgdl;
         plan.allowed = options.allowed.get();
         plan.terms = resolve(query_terms, k1, delta);
         if (plan.terms.empty()) return {};
@@ -625,7 +654,7 @@ public:
                 if (tf == 0) r.fail("term '" + std::string(name) + "' has a zero frequency");
                 td.postings[i] = {doc, tf};
                 tf_sum[doc] += tf;
-                detail::bm25::skyline_add(td.skyline, {tf, index.doc_len_[doc]});
+                td.add_point({tf, index.doc_len_[doc]});
                 detail::bm25::put_varint(index.doc_terms_[doc], tid - prev_term[doc]);
                 prev_term[doc] = tid;
             }
@@ -643,11 +672,12 @@ public:
 private:
     struct Plan {
         double k1 = 0, b = 0, delta = 0, avgdl = 1;
+        double one_minus_b = 1, b_over_avgdl = 0;  // L(d) = (1 - b) + (b / avgdl) |d|
         const DocSet* allowed = nullptr;
         std::vector<detail::bm25::QueryTerm> terms;
         [[nodiscard]] bool allows(DocId d) const noexcept { return allowed == nullptr || allowed->test(d); }
         [[nodiscard]] double norm(std::uint32_t len) const noexcept {
-            return 1.0 - b + b * static_cast<double>(len) / avgdl;
+            return one_minus_b + b_over_avgdl * static_cast<double>(len);
         }
     };
 
@@ -672,15 +702,16 @@ private:
         return std::lower_bound(pl.begin(), pl.end(), id, [](const detail::bm25::Posting& p, DocId d) { return p.doc < d; });
     }
 
-    std::uint32_t intern(std::string_view term) {
-        const std::uint32_t id = dict_.intern(term);
+    std::uint32_t intern(std::string_view term) { return intern(term, detail::bm25::TermDict::hash(term)); }
+    std::uint32_t intern(std::string_view term, std::uint64_t hash) {
+        const std::uint32_t id = dict_.intern(term, hash);
         if (id == terms_.size()) terms_.emplace_back();
         return id;
     }
 
     void rebuild_skyline(detail::bm25::TermData& td) const {
         td.skyline.clear();
-        for (const auto& p : td.postings) detail::bm25::skyline_add(td.skyline, {p.tf, doc_len_[p.doc]});
+        for (const auto& p : td.postings) td.add_point({p.tf, doc_len_[p.doc]});
     }
 
     [[nodiscard]] double okapi_mean_idf() const {
@@ -792,20 +823,28 @@ private:
     template <BM25Variant V>
     std::size_t accumulate(const Plan& plan, detail::bm25::TopK& top) const {
         std::vector<double> acc(live_.size(), 0.0);
-        std::vector<std::uint8_t> seen(live_.size(), 0);
+        std::vector<std::uint64_t> seen((live_.size() + 63) / 64, 0);
         std::vector<DocId> touched;
+        std::size_t postings = 0;
+        for (const auto& t : plan.terms) postings += static_cast<std::size_t>(t.end - t.begin);
+        touched.reserve(std::min(postings, live_.size()));
         for (const auto& t : plan.terms) {
             for (const auto* p = t.begin; p != t.end; ++p) {
                 const DocId d = p->doc;
                 if (!plan.allows(d)) continue;
-                if (!seen[d]) {
-                    seen[d] = 1;
+                const std::uint64_t bit = std::uint64_t{1} << (d & 63);
+                if ((seen[d >> 6] & bit) == 0) {
+                    seen[d >> 6] |= bit;
                     touched.push_back(d);
                 }
                 acc[d] += t.weight * bm25_tf_part<V>(static_cast<double>(p->tf), plan.norm(doc_len_[d]), plan.k1, plan.delta);
             }
         }
-        for (DocId d : touched) top.push({static_cast<float>(acc[d]), d});
+        for (DocId d : touched) {
+            const auto score = static_cast<float>(acc[d]);
+            if (top.full() && score < top.threshold()) continue;  // cannot enter, whatever its id
+            top.push({score, d});
+        }
         return touched.size();
     }
 

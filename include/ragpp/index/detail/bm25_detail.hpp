@@ -114,6 +114,15 @@ private:
     return std::lower_bound(lo, hi, target, [](const Posting& p, DocId d) { return p.doc < d; });
 }
 
+/// A cache prefetch hint (a no-op where the compiler has no builtin for it).
+inline void prefetch(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+
 /// The term dictionary: term -> dense id, open addressing with linear probing over
 /// 64-bit slots (32-bit hash tag, id + 1; 0 = empty), the names in a vector by id.
 /// One probe usually costs one cache miss for the slot and one for the name.
@@ -121,9 +130,9 @@ class TermDict {
 public:
     static constexpr std::uint32_t npos = 0xFFFFFFFFU;
 
-    [[nodiscard]] std::uint32_t find(std::string_view term) const noexcept {
+    [[nodiscard]] std::uint32_t find(std::string_view term) const noexcept { return find(term, hash(term)); }
+    [[nodiscard]] std::uint32_t find(std::string_view term, std::uint64_t h) const noexcept {
         if (slots_.empty()) return npos;
-        const std::uint64_t h = hash(term);
         const auto tag = static_cast<std::uint32_t>(h >> 32);
         for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
             const std::uint64_t s = slots_[i];
@@ -135,15 +144,19 @@ public:
         }
     }
     /// The id of `term`, added with the next id when absent.
-    std::uint32_t intern(std::string_view term) {
-        const std::uint32_t found = find(term);
+    std::uint32_t intern(std::string_view term, std::uint64_t h) {
+        const std::uint32_t found = find(term, h);
         if (found != npos) return found;
         if (names_.size() >= npos - 1) throw InvalidArgument("BM25Index: vocabulary exceeds 2^32-2 terms");
         if ((names_.size() + 1) * 2 > slots_.size()) rehash(std::max<std::size_t>(64, slots_.size() * 2));
         const auto id = static_cast<std::uint32_t>(names_.size());
         names_.emplace_back(term);
-        place(hash(term), id);
+        place(h, id);
         return id;
+    }
+    /// A hint that the slot of hash `h` will be read soon.
+    void prefetch(std::uint64_t h) const noexcept {
+        if (!slots_.empty()) bm25::prefetch(&slots_[h & mask_]);
     }
     [[nodiscard]] const std::string& name(std::uint32_t id) const noexcept { return names_[id]; }
     [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
@@ -153,7 +166,6 @@ public:
         return n;
     }
 
-private:
     static std::uint64_t hash(std::string_view s) noexcept {
         // FNV-1a then a 64-bit finalizer (splitmix64's), so the low bits are mixed.
         std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -164,6 +176,8 @@ private:
         h *= 0x94d049bb133111ebULL;
         return h ^ (h >> 31);
     }
+
+private:
     void place(std::uint64_t h, std::uint32_t id) noexcept {
         std::size_t i = h & mask_;
         while (slots_[i] != 0) i = (i + 1) & mask_;
