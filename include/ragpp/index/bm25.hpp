@@ -778,11 +778,16 @@ private:
         return s;
     }
 
+    /// `automatic` accumulates only up to this many document slots (1 MiB of
+    /// accumulators): beyond, allocating and clearing them costs more than MaxScore.
+    static constexpr std::size_t accumulate_max_slots = std::size_t{1} << 17;
+
     /// MaxScore needs non-negative term weights and no score for non-matching
     /// documents; accumulation needs a zero absent-term part (the per-document sum must
     /// skip absent terms to equal the document-at-a-time sum bit for bit) and no score
     /// for non-matching documents. Accumulation wins when the query's lists cover a
-    /// good part of the collection (its cost is the postings plus one slot per document).
+    /// good part of a collection small enough for its accumulators to stay in cache
+    /// (its cost is the postings plus one slot per document).
     [[nodiscard]] BM25Algorithm choose(const Plan& plan, BM25Strategy strategy) const {
         const bool all = scores_every_document();
         const bool zero_free = std::all_of(plan.terms.begin(), plan.terms.end(),
@@ -799,7 +804,9 @@ private:
         }
         std::size_t postings = 0;
         for (const auto& t : plan.terms) postings += static_cast<std::size_t>(t.end - t.begin);
-        if (can_accumulate && (postings * 8 >= live_.size() || !can_prune)) return BM25Algorithm::accumulate;
+        const bool cache_sized = live_.size() <= accumulate_max_slots;
+        if (can_accumulate && ((cache_sized && postings * 8 >= live_.size()) || !can_prune))
+            return BM25Algorithm::accumulate;
         return can_prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive;
     }
 
