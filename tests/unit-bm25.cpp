@@ -2,6 +2,8 @@
 // scratch, MaxScore against the exhaustive scorer, filters against a brute-force
 // oracle, persistence and its corruption cases.
 #include <ragpp/index/bm25.hpp>
+#include <ragpp/retrieve/retriever.hpp>
+#include <ragpp/text/analyzer.hpp>
 
 #include "support.hpp"
 
@@ -470,4 +472,29 @@ TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the fil
         CHECK_THROWS_AS(Index::load(dir.path), ragpp::IoError);
         CHECK_THROWS_AS(small_index().save(dir.path / "no" / "such" / "dir.bm25"), ragpp::IoError);
     }
+}
+
+TEST_CASE("BM25 indexes inside a Retriever: two analyzers fused, removal reaches both", "[bm25][retriever]") {
+    ragpp::Retriever<BM25Index<ragpp::EnglishAnalyzer>, Index> r;
+    r.add_document({"a", "Running contracts with notice periods", {}});
+    r.add_document({"b", "The runner ran", {}});
+    r.add_document({"c", "Unrelated text", {}});
+    // "run" meets "Running" through the english stemmer only; the whitespace index
+    // knows neither "run" nor "running" (it keeps "Running" as is).
+    const auto results = r.search("run", 10);
+    REQUIRE_FALSE(results.empty());
+    CHECK(results[0].document->id == "a");
+    CHECK(results[0].trace[0].rank == std::size_t{1});
+    CHECK_FALSE(results[0].trace[1].rank.has_value());
+    r.remove_document(std::string_view("a"));
+    for (const auto& res : r.search("run contracts", 10)) CHECK(res.document->id != "a");
+}
+
+TEST_CASE("BM25 save and load check the analyzer by name", "[bm25][persistence]") {
+    BM25Index<ragpp::EnglishAnalyzer> english;
+    english.add_document(0, doc("Notice periods of running contracts"));
+    const auto bytes = english.to_bytes();
+    CHECK(BM25Index<ragpp::EnglishAnalyzer>::from_bytes(bytes).search("run", 5) == english.search("run", 5));
+    CHECK_THROWS_WITH(BM25Index<ragpp::FrenchAnalyzer>::from_bytes(bytes, "x.bm25"),
+                      Catch::Contains("'english'") && Catch::Contains("'french'") && Catch::Contains("x.bm25"));
 }
