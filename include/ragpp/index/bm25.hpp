@@ -46,12 +46,20 @@
 // ## Top k
 // Scores are computed in double and ranked as the float returned in Hit::score
 // (higher first, ties by smaller id), so a result list is ordered by its own scores.
-// `search` uses MaxScore (Turtle & Flood, "Query evaluation: strategies and
-// optimizations", IP&M 1995) with exact per-term upper bounds computed at query time
-// from each list's (tf, length) skyline, and returns exactly the ids and scores of the
-// exhaustive scorer (`search_exhaustive`). It falls back to the exhaustive scorer when
-// a term weight is negative (rank_bm25_okapi with a negative mean idf) and for
-// rank_bm25_l / rank_bm25_plus, which score every document.
+// Three algorithms return exactly the same ids and scores (every per-document sum runs
+// over the query terms in query order, so it is the same double):
+// - exhaustive: document at a time over every matching document (`search_exhaustive`,
+//   the oracle);
+// - accumulate: term at a time into one accumulator per document; valid when
+//   tfpart(0) = 0 (not the bm25l / bm25plus families unless delta = 0);
+// - maxscore: MaxScore (Turtle & Flood, "Query evaluation: strategies and
+//   optimizations", IP&M 1995) with exact per-term upper bounds computed at query
+//   time from each list's (tf, length) skyline; valid when every term weight is >= 0.
+// Neither shortcut applies to rank_bm25_l / rank_bm25_plus (they score every
+// document), and MaxScore not to rank_bm25_okapi with a negative term weight: those
+// fall back to the exhaustive scorer. `search` chooses (BM25Strategy::automatic):
+// accumulate on small indexes when the query's lists are long relative to the
+// collection, else MaxScore where valid.
 //
 // ## Threading
 // `search*` are const and may run from many threads at once; `add_document`,
@@ -59,6 +67,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -830,29 +839,27 @@ private:
     template <BM25Variant V>
     std::size_t accumulate(const Plan& plan, detail::bm25::TopK& top) const {
         std::vector<double> acc(live_.size(), 0.0);
-        std::vector<std::uint64_t> seen((live_.size() + 63) / 64, 0);
-        std::vector<DocId> touched;
-        std::size_t postings = 0;
-        for (const auto& t : plan.terms) postings += static_cast<std::size_t>(t.end - t.begin);
-        touched.reserve(std::min(postings, live_.size()));
+        std::vector<std::uint64_t> seen((live_.size() + 63) / 64, 0);  // documents touched
         for (const auto& t : plan.terms) {
             for (const auto* p = t.begin; p != t.end; ++p) {
                 const DocId d = p->doc;
                 if (!plan.allows(d)) continue;
-                const std::uint64_t bit = std::uint64_t{1} << (d & 63);
-                if ((seen[d >> 6] & bit) == 0) {
-                    seen[d >> 6] |= bit;
-                    touched.push_back(d);
-                }
+                seen[d >> 6] |= std::uint64_t{1} << (d & 63);
                 acc[d] += t.weight * bm25_tf_part<V>(static_cast<double>(p->tf), plan.norm(doc_len_[d]), plan.k1, plan.delta);
             }
         }
-        for (DocId d : touched) {
-            const auto score = static_cast<float>(acc[d]);
-            if (top.full() && score < top.threshold()) continue;  // cannot enter, whatever its id
-            top.push({score, d});
+        std::size_t touched = 0;
+        for (std::size_t w = 0; w < seen.size(); ++w) {
+            for (std::uint64_t bits = seen[w]; bits != 0; bits &= bits - 1) {
+                const auto d = static_cast<DocId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+                ++touched;
+                const auto score = static_cast<float>(acc[d]);
+                // Documents come by increasing id: one scoring no more than the k-th cannot enter.
+                if (top.full() && static_cast<double>(score) <= top.threshold()) continue;
+                top.push({score, d});
+            }
         }
-        return touched.size();
+        return touched;
     }
 
     template <BM25Variant V>
