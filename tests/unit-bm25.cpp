@@ -115,7 +115,7 @@ TEST_CASE("BM25 lucene scores computed by hand", "[bm25]") {
     CHECK(flat[0].score == Approx(std::log(1.6)).epsilon(1e-7));
 }
 
-TEST_CASE("BM25 bm25l and bm25plus add the absent-term part; rank_bm25 modes score every document", "[bm25]") {
+TEST_CASE("BM25 bm25l and bm25plus add the absent-term part, rank_bm25 modes score every document", "[bm25]") {
     Index index(BM25Params{BM25Variant::bm25plus, 1.2, 0.75, 0.5, 0.25});
     index.add_document(0, doc("a"));
     index.add_document(1, doc("b"));
