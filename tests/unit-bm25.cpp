@@ -245,6 +245,9 @@ TEST_CASE("BM25 live updates equal an index rebuilt from scratch", "[bm25][updat
             const auto got = live.search(query, 10);
             CHECK(got == rebuilt.search(query, 10));
             CHECK(live.search_exhaustive(query, 10) == rebuilt.search_exhaustive(query, 10));
+            // MaxScore relies on skylines kept through removals: it must agree too.
+            const auto terms = ragpp::analyze(WhitespaceAnalyzer{}, query);
+            CHECK(live.search_terms(terms, 3, {}, BM25Strategy::maxscore) == rebuilt.search_exhaustive(query, 3));
             for (const auto& h : got) CHECK(truth.count(h.id) == 1);
         }
     }
