@@ -56,9 +56,8 @@ std::size_t check_run(const BM25Index<WhitespaceAnalyzer>& index, const nlohmann
         std::vector<std::string> terms;
         for (const auto& t : q["tokens"]) terms.push_back(t.get<std::string>());
         const auto hits = index.search_terms(terms, 20, {}, strategy);
-        const auto via_text = index.search(join(q["tokens"]), 20);
-        INFO(run["library"].get<std::string>() << " query " << qid);
-        REQUIRE(hits == via_text);
+        INFO(run["library"].get<std::string>() << " query " << qid << " strategy " << static_cast<int>(strategy));
+        if (strategy == BM25Strategy::automatic) REQUIRE(hits == index.search(join(q["tokens"]), 20));
         REQUIRE(hits.size() == expected.size());
         for (std::size_t r = 0; r < hits.size(); ++r) {
             INFO("rank " << r + 1);
@@ -90,8 +89,9 @@ TEST_CASE("BM25 parity with rank_bm25 and bm25s on 1,000 SciFact documents, all 
         // Corpus order = DocId order, so the fixture's ties (corpus position) are ours (smaller id).
         for (const auto& d : j["docs"]) index.add_document({d["id"].get<std::string>(), join(d["tokens"]), {}});
         REQUIRE(index.size() == 1000);
-        CHECK(check_run(index, run, BM25Strategy::automatic) == 63);
-        CHECK(check_run(index, run, BM25Strategy::exhaustive) == 63);
+        for (auto strategy : {BM25Strategy::automatic, BM25Strategy::exhaustive, BM25Strategy::accumulate,
+                              BM25Strategy::maxscore})
+            CHECK(check_run(index, run, strategy) == 63);
     }
 }
 

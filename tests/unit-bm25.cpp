@@ -2,6 +2,8 @@
 // scratch, MaxScore against the exhaustive scorer, filters against a brute-force
 // oracle, persistence and its corruption cases.
 #include <ragpp/index/bm25.hpp>
+#include <ragpp/retrieve/retriever.hpp>
+#include <ragpp/text/analyzer.hpp>
 
 #include "support.hpp"
 
@@ -113,7 +115,7 @@ TEST_CASE("BM25 lucene scores computed by hand", "[bm25]") {
     CHECK(flat[0].score == Approx(std::log(1.6)).epsilon(1e-7));
 }
 
-TEST_CASE("BM25 bm25l and bm25plus add the absent-term part; rank_bm25 modes score every document", "[bm25]") {
+TEST_CASE("BM25 bm25l and bm25plus add the absent-term part, rank_bm25 modes score every document", "[bm25]") {
     Index index(BM25Params{BM25Variant::bm25plus, 1.2, 0.75, 0.5, 0.25});
     index.add_document(0, doc("a"));
     index.add_document(1, doc("b"));
@@ -243,12 +245,15 @@ TEST_CASE("BM25 live updates equal an index rebuilt from scratch", "[bm25][updat
             const auto got = live.search(query, 10);
             CHECK(got == rebuilt.search(query, 10));
             CHECK(live.search_exhaustive(query, 10) == rebuilt.search_exhaustive(query, 10));
+            // MaxScore relies on skylines kept through removals: it must agree too.
+            const auto terms = ragpp::analyze(WhitespaceAnalyzer{}, query);
+            CHECK(live.search_terms(terms, 3, {}, BM25Strategy::maxscore) == rebuilt.search_exhaustive(query, 3));
             for (const auto& h : got) CHECK(truth.count(h.id) == 1);
         }
     }
 }
 
-TEST_CASE("BM25 MaxScore returns exactly what the exhaustive scorer returns", "[bm25][pruning]") {
+TEST_CASE("BM25 MaxScore and accumulation return exactly what the exhaustive scorer returns", "[bm25][pruning]") {
     const auto seed = GENERATE(take(12, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
     RandomCorpus rc(seed, 300);
     Index index;
@@ -275,19 +280,27 @@ TEST_CASE("BM25 MaxScore returns exactly what the exhaustive scorer returns", "[
                     if (rc.pick(3) == 0) allowed.set(static_cast<DocId>(i));
                 o.allowed = std::make_shared<const DocSet>(std::move(allowed));
             }
-            BM25SearchStats fast_stats, slow_stats;
-            const auto fast = index.search_terms(terms, k, o, BM25Strategy::automatic, &fast_stats);
-            const auto slow = index.search_terms(terms, k, o, BM25Strategy::exhaustive, &slow_stats);
+            BM25SearchStats pruned, oracle, acc, automatic;
+            const auto slow = index.search_terms(terms, k, o, BM25Strategy::exhaustive, &oracle);
+            const auto fast = index.search_terms(terms, k, o, BM25Strategy::maxscore, &pruned);
             INFO(ragpp::to_string(v) << " k " << k << " query " << terms.size() << " terms");
             REQUIRE(fast == slow);
+            REQUIRE(index.search_terms(terms, k, o, BM25Strategy::accumulate, &acc) == slow);
+            REQUIRE(index.search_terms(terms, k, o, BM25Strategy::automatic, &automatic) == slow);
             CHECK(sorted_best_first(fast));
-            const bool valid = v != BM25Variant::rank_bm25_l && v != BM25Variant::rank_bm25_plus;
-            if (valid) {
-                CHECK(fast_stats.pruned);
+            CHECK(oracle.algorithm == ragpp::BM25Algorithm::exhaustive);
+            const bool every_doc = v == BM25Variant::rank_bm25_l || v == BM25Variant::rank_bm25_plus;
+            const bool absent_part = every_doc || v == BM25Variant::bm25l || v == BM25Variant::bm25plus;
+            CHECK((acc.algorithm == ragpp::BM25Algorithm::accumulate) == !absent_part);
+            if (acc.algorithm == ragpp::BM25Algorithm::accumulate) CHECK(acc.scored == oracle.scored);
+            if (!every_doc) {
+                CHECK(pruned.algorithm == ragpp::BM25Algorithm::maxscore);
+                CHECK(pruned.scored <= oracle.scored);
                 ++pruned_runs;
-                if (fast_stats.scored < slow_stats.scored) ++fewer;
+                if (pruned.scored < oracle.scored) ++fewer;
             } else {
-                CHECK_FALSE(fast_stats.pruned);
+                CHECK(pruned.algorithm == ragpp::BM25Algorithm::exhaustive);
+                CHECK(automatic.algorithm == ragpp::BM25Algorithm::exhaustive);
             }
         }
     }
@@ -462,4 +475,29 @@ TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the fil
         CHECK_THROWS_AS(Index::load(dir.path), ragpp::IoError);
         CHECK_THROWS_AS(small_index().save(dir.path / "no" / "such" / "dir.bm25"), ragpp::IoError);
     }
+}
+
+TEST_CASE("BM25 indexes inside a Retriever: two analyzers fused, removal reaches both", "[bm25][retriever]") {
+    ragpp::Retriever<BM25Index<ragpp::EnglishAnalyzer>, Index> r;
+    r.add_document({"a", "Running contracts with notice periods", {}});
+    r.add_document({"b", "The runner ran", {}});
+    r.add_document({"c", "Unrelated text", {}});
+    // "run" meets "Running" through the english stemmer only; the whitespace index
+    // knows neither "run" nor "running" (it keeps "Running" as is).
+    const auto results = r.search("run", 10);
+    REQUIRE_FALSE(results.empty());
+    CHECK(results[0].document->id == "a");
+    CHECK(results[0].trace[0].rank == std::size_t{1});
+    CHECK_FALSE(results[0].trace[1].rank.has_value());
+    r.remove_document(std::string_view("a"));
+    for (const auto& res : r.search("run contracts", 10)) CHECK(res.document->id != "a");
+}
+
+TEST_CASE("BM25 save and load check the analyzer by name", "[bm25][persistence]") {
+    BM25Index<ragpp::EnglishAnalyzer> english;
+    english.add_document(0, doc("Notice periods of running contracts"));
+    const auto bytes = english.to_bytes();
+    CHECK(BM25Index<ragpp::EnglishAnalyzer>::from_bytes(bytes).search("run", 5) == english.search("run", 5));
+    CHECK_THROWS_WITH(BM25Index<ragpp::FrenchAnalyzer>::from_bytes(bytes, "x.bm25"),
+                      Catch::Contains("'english'") && Catch::Contains("'french'") && Catch::Contains("x.bm25"));
 }

@@ -46,12 +46,20 @@
 // ## Top k
 // Scores are computed in double and ranked as the float returned in Hit::score
 // (higher first, ties by smaller id), so a result list is ordered by its own scores.
-// `search` uses MaxScore (Turtle & Flood, "Query evaluation: strategies and
-// optimizations", IP&M 1995) with exact per-term upper bounds computed at query time
-// from each list's (tf, length) skyline, and returns exactly the ids and scores of the
-// exhaustive scorer (`search_exhaustive`). It falls back to the exhaustive scorer when
-// a term weight is negative (rank_bm25_okapi with a negative mean idf) and for
-// rank_bm25_l / rank_bm25_plus, which score every document.
+// Three algorithms return exactly the same ids and scores (every per-document sum runs
+// over the query terms in query order, so it is the same double):
+// - exhaustive: document at a time over every matching document (`search_exhaustive`,
+//   the oracle);
+// - accumulate: term at a time into one accumulator per document; valid when
+//   tfpart(0) = 0 (not the bm25l / bm25plus families unless delta = 0);
+// - maxscore: MaxScore (Turtle & Flood, "Query evaluation: strategies and
+//   optimizations", IP&M 1995) with exact per-term upper bounds computed at query
+//   time from each list's (tf, length) skyline; valid when every term weight is >= 0.
+// Neither shortcut applies to rank_bm25_l / rank_bm25_plus (they score every
+// document), and MaxScore not to rank_bm25_okapi with a negative term weight: those
+// fall back to the exhaustive scorer. `search` chooses (BM25Strategy::automatic):
+// accumulate on small indexes when the query's lists are long relative to the
+// collection, else MaxScore where valid.
 //
 // ## Threading
 // `search*` are const and may run from many threads at once; `add_document`,
@@ -59,6 +67,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -134,16 +143,35 @@ struct BM25Params {
     double epsilon = 0.25; ///< >= 0, rank_bm25_okapi only (rank_bm25's default)
 };
 
+/// The top-k algorithms. All return exactly the same ids and scores.
+enum class BM25Algorithm : std::uint8_t {
+    exhaustive,  ///< document at a time over every matching document (the oracle)
+    accumulate,  ///< term at a time into one accumulator per document
+    maxscore,    ///< document at a time with MaxScore dynamic pruning
+};
+
 /// Which top-k algorithm `search_terms` uses.
 enum class BM25Strategy : std::uint8_t {
-    automatic,   ///< MaxScore where it is valid, otherwise exhaustive
-    exhaustive,  ///< every document containing a query term is scored (the oracle)
+    automatic,   ///< accumulate when the query's lists cover much of the collection,
+                 ///< else MaxScore where valid, else exhaustive
+    exhaustive,  ///< BM25Algorithm::exhaustive
+    accumulate,  ///< BM25Algorithm::accumulate where valid, else exhaustive
+    maxscore,    ///< BM25Algorithm::maxscore where valid, else exhaustive
 };
+
+[[nodiscard]] constexpr std::string_view to_string(BM25Algorithm a) noexcept {
+    switch (a) {
+        case BM25Algorithm::exhaustive: return "exhaustive";
+        case BM25Algorithm::accumulate: return "accumulate";
+        case BM25Algorithm::maxscore: return "maxscore";
+    }
+    return "?";
+}
 
 /// What a search did (for tests and benchmarks).
 struct BM25SearchStats {
     std::size_t scored = 0;  ///< documents fully scored
-    bool pruned = false;     ///< MaxScore was used
+    BM25Algorithm algorithm = BM25Algorithm::exhaustive;
 };
 
 /// The idf of each variant (see the table at the top of this header).
@@ -192,14 +220,18 @@ template <BM25Variant V>
 
 namespace detail::bm25 {
 
-struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-};
-
 struct TermData {
     std::vector<Posting> postings;  ///< sorted by doc, strictly increasing
     std::vector<SkyPoint> skyline;  ///< see skyline_add
+    SkyPoint front{0, 0};           ///< skyline.front() when not empty: the lowest tf, shortest
+
+    /// skyline_add, with the common case (a point dominated by the front, e.g. tf 1 in
+    /// a document not shorter than the shortest one) decided without reading the skyline.
+    void add_point(SkyPoint p) {
+        if (!skyline.empty() && p.tf <= front.tf && p.len >= front.len) return;
+        skyline_add(skyline, p);
+        front = skyline.front();
+    }
 };
 
 /// The mean rank_bm25_okapi idf over the vocabulary, computed once per index state.
@@ -297,34 +329,52 @@ public:
         check_absent(id);
         if (terms.size() > std::numeric_limits<std::uint32_t>::max())
             throw InvalidArgument("BM25Index: document " + std::to_string(id) + " has more than 2^32-1 terms");
+        // Hash every term first and prefetch its dictionary slot, so the lookups of a
+        // document overlap their cache misses instead of waiting for each in turn.
+        std::vector<std::uint64_t> hashes(terms.size());
+        for (std::size_t i = 0; i < terms.size(); ++i) {
+            hashes[i] = detail::bm25::TermDict::hash(terms[i]);
+            dict_.prefetch(hashes[i]);
+        }
         std::vector<std::uint32_t> ids;
         ids.reserve(terms.size());
-        for (const auto& t : terms) ids.push_back(intern(t));
+        for (std::size_t i = 0; i < terms.size(); ++i) ids.push_back(intern(terms[i], hashes[i]));
         std::sort(ids.begin(), ids.end());
+        std::vector<detail::bm25::Posting> unique;  // (term id, tf)
+        unique.reserve(ids.size());
+        for (std::size_t i = 0; i < ids.size();) {
+            std::size_t j = i + 1;
+            while (j < ids.size() && ids[j] == ids[i]) ++j;
+            unique.push_back({ids[i], static_cast<std::uint32_t>(j - i)});
+            i = j;
+        }
         const std::size_t slots = std::max(doc_len_.size(), std::size_t{id} + 1);
         doc_len_.resize(slots, 0);
         live_.resize(slots, 0);
         doc_terms_.resize(slots);
         const auto len = static_cast<std::uint32_t>(terms.size());
         std::vector<std::uint8_t> forward;
-        forward.reserve(ids.size());
+        forward.reserve(unique.size() + unique.size() / 2);
         std::uint32_t prev = 0;
-        std::size_t distinct = 0;
-        for (std::size_t i = 0; i < ids.size();) {
-            std::size_t j = i + 1;
-            while (j < ids.size() && ids[j] == ids[i]) ++j;
-            auto& td = terms_[ids[i]];
-            const detail::bm25::Posting p{id, static_cast<std::uint32_t>(j - i)};
+        const std::size_t distinct = unique.size();
+        for (std::size_t i = 0; i < distinct; ++i) {
+            // Prefetch the term record 8 terms ahead, then its list's tail 4 terms ahead.
+            if (i + 8 < distinct) detail::bm25::prefetch(&terms_[unique[i + 8].doc]);
+            if (i + 4 < distinct) {
+                const auto& ahead = terms_[unique[i + 4].doc].postings;
+                if (!ahead.empty()) detail::bm25::prefetch(ahead.data() + ahead.size() - 1);
+            }
+            const std::uint32_t tid = unique[i].doc;
+            auto& td = terms_[tid];
+            const detail::bm25::Posting p{id, unique[i].tf};
             if (td.postings.empty() || td.postings.back().doc < id) {
                 td.postings.push_back(p);
             } else {
                 td.postings.insert(lower_bound(td.postings, id), p);
             }
-            detail::bm25::skyline_add(td.skyline, {p.tf, len});
-            detail::bm25::put_varint(forward, ids[i] - prev);
-            prev = ids[i];
-            ++distinct;
-            i = j;
+            td.add_point({p.tf, len});
+            detail::bm25::put_varint(forward, tid - prev);
+            prev = tid;
         }
         forward.shrink_to_fit();
         doc_terms_[id] = std::move(forward);
@@ -411,21 +461,21 @@ public:
         plan.b = b;
         plan.delta = delta;
         plan.avgdl = static_cast<double>(total_len_) / static_cast<double>(live_count_);
+        plan.one_minus_b = 1.0 - b;
+        plan.b_over_avgdl = b / plan.avgdl;
         plan.allowed = options.allowed.get();
         plan.terms = resolve(query_terms, k1, delta);
         if (plan.terms.empty()) return {};
-        const bool nonnegative = std::all_of(plan.terms.begin(), plan.terms.end(),
-                                             [](const detail::bm25::QueryTerm& t) { return t.weight >= 0.0; });
-        const bool prune = strategy == BM25Strategy::automatic && nonnegative && !scores_every_document();
+        const BM25Algorithm algorithm = choose(plan, strategy);
         switch (params_.variant) {
-            case BM25Variant::lucene: return run<BM25Variant::lucene>(plan, k, prune, stats);
-            case BM25Variant::robertson: return run<BM25Variant::robertson>(plan, k, prune, stats);
-            case BM25Variant::atire: return run<BM25Variant::atire>(plan, k, prune, stats);
-            case BM25Variant::bm25l: return run<BM25Variant::bm25l>(plan, k, prune, stats);
-            case BM25Variant::bm25plus: return run<BM25Variant::bm25plus>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_okapi: return run<BM25Variant::rank_bm25_okapi>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_l: return run<BM25Variant::rank_bm25_l>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_plus: return run<BM25Variant::rank_bm25_plus>(plan, k, prune, stats);
+            case BM25Variant::lucene: return run<BM25Variant::lucene>(plan, k, algorithm, stats);
+            case BM25Variant::robertson: return run<BM25Variant::robertson>(plan, k, algorithm, stats);
+            case BM25Variant::atire: return run<BM25Variant::atire>(plan, k, algorithm, stats);
+            case BM25Variant::bm25l: return run<BM25Variant::bm25l>(plan, k, algorithm, stats);
+            case BM25Variant::bm25plus: return run<BM25Variant::bm25plus>(plan, k, algorithm, stats);
+            case BM25Variant::rank_bm25_okapi: return run<BM25Variant::rank_bm25_okapi>(plan, k, algorithm, stats);
+            case BM25Variant::rank_bm25_l: return run<BM25Variant::rank_bm25_l>(plan, k, algorithm, stats);
+            case BM25Variant::rank_bm25_plus: return run<BM25Variant::rank_bm25_plus>(plan, k, algorithm, stats);
         }
         return {};
     }
@@ -445,14 +495,14 @@ public:
     [[nodiscard]] std::uint64_t total_length() const noexcept { return total_len_; }
     /// Documents containing `term` (an index term, i.e. already analyzed).
     [[nodiscard]] std::size_t document_frequency(std::string_view term) const {
-        auto it = dict_.find(term);
-        return it == dict_.end() ? 0 : terms_[it->second].postings.size();
+        const auto id = dict_.find(term);
+        return id == dict_.npos ? 0 : terms_[id].postings.size();
     }
     /// The frequency of `term` in document `id` (0 when absent).
     [[nodiscard]] std::uint32_t term_frequency(std::string_view term, DocId id) const {
-        auto it = dict_.find(term);
-        if (it == dict_.end()) return 0;
-        const auto& pl = terms_[it->second].postings;
+        const auto tid = dict_.find(term);
+        if (tid == dict_.npos) return 0;
+        const auto& pl = terms_[tid].postings;
         auto p = std::lower_bound(pl.begin(), pl.end(), id, [](const detail::bm25::Posting& x, DocId d) { return x.doc < d; });
         return p != pl.end() && p->doc == id ? p->tf : 0;
     }
@@ -469,9 +519,7 @@ public:
         for (const auto& td : terms_)
             n += sizeof(td) + td.postings.capacity() * sizeof(detail::bm25::Posting) +
                  td.skyline.capacity() * sizeof(detail::bm25::SkyPoint);
-        for (const auto& s : names_) n += sizeof(s) + (s.capacity() > 15 ? s.capacity() + 1 : 0);
-        n += dict_.size() * (sizeof(std::string) + sizeof(std::uint32_t) + 2 * sizeof(void*)) +
-             dict_.bucket_count() * sizeof(void*);
+        n += dict_.memory_bytes();
         n += doc_len_.capacity() * sizeof(std::uint32_t) + live_.capacity();
         for (const auto& f : doc_terms_) n += sizeof(f) + f.capacity();
         return n;
@@ -511,7 +559,7 @@ public:
         for (std::size_t t = 0; t < terms_.size(); ++t) {
             const auto& pl = terms_[t].postings;
             if (pl.empty()) continue;
-            w.str(names_[t]);
+            w.str(dict_.name(static_cast<std::uint32_t>(t)));
             w.u64(pl.size());
             for (const auto& p : pl) {
                 w.u32(p.doc);
@@ -599,7 +647,7 @@ public:
         std::vector<std::uint32_t> prev_term(slots, 0);
         for (std::size_t t = 0; t < nterms; ++t) {
             const std::string_view name = r.str("term");
-            if (index.dict_.find(name) != index.dict_.end()) r.fail("term '" + std::string(name) + "' appears twice");
+            if (index.dict_.find(name) != index.dict_.npos) r.fail("term '" + std::string(name) + "' appears twice");
             const std::uint32_t tid = index.intern(name);
             const std::size_t n = r.count("posting count", 8);
             if (n == 0) r.fail("term '" + std::string(name) + "' has no posting");
@@ -615,7 +663,7 @@ public:
                 if (tf == 0) r.fail("term '" + std::string(name) + "' has a zero frequency");
                 td.postings[i] = {doc, tf};
                 tf_sum[doc] += tf;
-                detail::bm25::skyline_add(td.skyline, {tf, index.doc_len_[doc]});
+                td.add_point({tf, index.doc_len_[doc]});
                 detail::bm25::put_varint(index.doc_terms_[doc], tid - prev_term[doc]);
                 prev_term[doc] = tid;
             }
@@ -633,11 +681,12 @@ public:
 private:
     struct Plan {
         double k1 = 0, b = 0, delta = 0, avgdl = 1;
+        double one_minus_b = 1, b_over_avgdl = 0;  // L(d) = (1 - b) + (b / avgdl) |d|
         const DocSet* allowed = nullptr;
         std::vector<detail::bm25::QueryTerm> terms;
         [[nodiscard]] bool allows(DocId d) const noexcept { return allowed == nullptr || allowed->test(d); }
         [[nodiscard]] double norm(std::uint32_t len) const noexcept {
-            return 1.0 - b + b * static_cast<double>(len) / avgdl;
+            return one_minus_b + b_over_avgdl * static_cast<double>(len);
         }
     };
 
@@ -662,21 +711,16 @@ private:
         return std::lower_bound(pl.begin(), pl.end(), id, [](const detail::bm25::Posting& p, DocId d) { return p.doc < d; });
     }
 
-    std::uint32_t intern(std::string_view term) {
-        auto it = dict_.find(term);
-        if (it != dict_.end()) return it->second;
-        if (terms_.size() >= std::numeric_limits<std::uint32_t>::max())
-            throw InvalidArgument("BM25Index: vocabulary exceeds 2^32-1 terms");
-        const auto id = static_cast<std::uint32_t>(terms_.size());
-        names_.emplace_back(term);
-        terms_.emplace_back();
-        dict_.emplace(names_.back(), id);
+    std::uint32_t intern(std::string_view term) { return intern(term, detail::bm25::TermDict::hash(term)); }
+    std::uint32_t intern(std::string_view term, std::uint64_t hash) {
+        const std::uint32_t id = dict_.intern(term, hash);
+        if (id == terms_.size()) terms_.emplace_back();
         return id;
     }
 
     void rebuild_skyline(detail::bm25::TermData& td) const {
         td.skyline.clear();
-        for (const auto& p : td.postings) detail::bm25::skyline_add(td.skyline, {p.tf, doc_len_[p.doc]});
+        for (const auto& p : td.postings) td.add_point({p.tf, doc_len_[p.doc]});
     }
 
     [[nodiscard]] double okapi_mean_idf() const {
@@ -710,10 +754,10 @@ private:
                                                                double delta) const {
         std::vector<std::pair<std::uint32_t, std::uint32_t>> counts;  // term id, qtf
         for (const auto& t : query_terms) {
-            auto it = dict_.find(std::string_view(t));
-            if (it == dict_.end() || terms_[it->second].postings.empty()) continue;
-            auto c = std::find_if(counts.begin(), counts.end(), [&](const auto& x) { return x.first == it->second; });
-            if (c == counts.end()) counts.emplace_back(it->second, 1);
+            const auto tid = dict_.find(t);
+            if (tid == dict_.npos || terms_[tid].postings.empty()) continue;
+            auto c = std::find_if(counts.begin(), counts.end(), [&](const auto& x) { return x.first == tid; });
+            if (c == counts.end()) counts.emplace_back(tid, 1);
             else ++c->second;
         }
         std::vector<detail::bm25::QueryTerm> out;
@@ -743,12 +787,79 @@ private:
         return s;
     }
 
+    /// `automatic` accumulates only up to this many document slots (1 MiB of
+    /// accumulators): beyond, allocating and clearing them costs more than MaxScore.
+    static constexpr std::size_t accumulate_max_slots = std::size_t{1} << 17;
+
+    /// MaxScore needs non-negative term weights and no score for non-matching
+    /// documents; accumulation needs a zero absent-term part (the per-document sum must
+    /// skip absent terms to equal the document-at-a-time sum bit for bit) and no score
+    /// for non-matching documents. Accumulation wins when the query's lists cover a
+    /// good part of a collection small enough for its accumulators to stay in cache
+    /// (its cost is the postings plus one slot per document).
+    [[nodiscard]] BM25Algorithm choose(const Plan& plan, BM25Strategy strategy) const {
+        const bool all = scores_every_document();
+        const bool zero_free = std::all_of(plan.terms.begin(), plan.terms.end(),
+                                           [](const detail::bm25::QueryTerm& t) { return t.zero == 0.0; });
+        const bool nonnegative = std::all_of(plan.terms.begin(), plan.terms.end(),
+                                             [](const detail::bm25::QueryTerm& t) { return t.weight >= 0.0; });
+        const bool can_accumulate = !all && zero_free;
+        const bool can_prune = !all && nonnegative;
+        switch (strategy) {
+            case BM25Strategy::exhaustive: return BM25Algorithm::exhaustive;
+            case BM25Strategy::accumulate: return can_accumulate ? BM25Algorithm::accumulate : BM25Algorithm::exhaustive;
+            case BM25Strategy::maxscore: return can_prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive;
+            case BM25Strategy::automatic: break;
+        }
+        std::size_t postings = 0;
+        for (const auto& t : plan.terms) postings += static_cast<std::size_t>(t.end - t.begin);
+        const bool cache_sized = live_.size() <= accumulate_max_slots;
+        if (can_accumulate && ((cache_sized && postings * 8 >= live_.size()) || !can_prune))
+            return BM25Algorithm::accumulate;
+        return can_prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive;
+    }
+
     template <BM25Variant V>
-    [[nodiscard]] std::vector<Hit> run(const Plan& plan, std::size_t k, bool prune, BM25SearchStats* stats) const {
+    [[nodiscard]] std::vector<Hit> run(const Plan& plan, std::size_t k, BM25Algorithm algorithm,
+                                       BM25SearchStats* stats) const {
         detail::bm25::TopK top(k);
-        const std::size_t scored = prune ? maxscore<V>(plan, top) : exhaustive<V>(plan, top, k);
-        if (stats) *stats = {scored, prune};
+        std::size_t scored = 0;
+        switch (algorithm) {
+            case BM25Algorithm::exhaustive: scored = exhaustive<V>(plan, top, k); break;
+            case BM25Algorithm::accumulate: scored = accumulate<V>(plan, top); break;
+            case BM25Algorithm::maxscore: scored = maxscore<V>(plan, top); break;
+        }
+        if (stats) *stats = {scored, algorithm};
         return top.take();
+    }
+
+    /// Term at a time: each posting adds weight * tfpart to its document's accumulator,
+    /// terms in query order, so each sum is the document-at-a-time sum (absent terms
+    /// add exactly 0 there).
+    template <BM25Variant V>
+    std::size_t accumulate(const Plan& plan, detail::bm25::TopK& top) const {
+        std::vector<double> acc(live_.size(), 0.0);
+        std::vector<std::uint64_t> seen((live_.size() + 63) / 64, 0);  // documents touched
+        for (const auto& t : plan.terms) {
+            for (const auto* p = t.begin; p != t.end; ++p) {
+                const DocId d = p->doc;
+                if (!plan.allows(d)) continue;
+                seen[d >> 6] |= std::uint64_t{1} << (d & 63);
+                acc[d] += t.weight * bm25_tf_part<V>(static_cast<double>(p->tf), plan.norm(doc_len_[d]), plan.k1, plan.delta);
+            }
+        }
+        std::size_t touched = 0;
+        for (std::size_t w = 0; w < seen.size(); ++w) {
+            for (std::uint64_t bits = seen[w]; bits != 0; bits &= bits - 1) {
+                const auto d = static_cast<DocId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+                ++touched;
+                const auto score = static_cast<float>(acc[d]);
+                // Documents come by increasing id: one scoring no more than the k-th cannot enter.
+                if (top.full() && static_cast<double>(score) <= top.threshold()) continue;
+                top.push({score, d});
+            }
+        }
+        return touched;
     }
 
     template <BM25Variant V>
@@ -898,8 +1009,7 @@ private:
 
     A analyzer_{};
     BM25Params params_{};
-    std::unordered_map<std::string, std::uint32_t, detail::bm25::StringHash, std::equal_to<>> dict_;
-    std::vector<std::string> names_;
+    detail::bm25::TermDict dict_;
     std::vector<detail::bm25::TermData> terms_;
     std::vector<std::uint32_t> doc_len_;             // by DocId; 0 for absent slots
     std::vector<std::uint8_t> live_;                 // by DocId

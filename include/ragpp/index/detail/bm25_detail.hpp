@@ -114,6 +114,85 @@ private:
     return std::lower_bound(lo, hi, target, [](const Posting& p, DocId d) { return p.doc < d; });
 }
 
+/// A cache prefetch hint (a no-op where the compiler has no builtin for it).
+inline void prefetch(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p);
+#else
+    (void)p;
+#endif
+}
+
+/// The term dictionary: term -> dense id, open addressing with linear probing over
+/// 64-bit slots (32-bit hash tag, id + 1; 0 = empty), the names in a vector by id.
+/// One probe usually costs one cache miss for the slot and one for the name.
+class TermDict {
+public:
+    static constexpr std::uint32_t npos = 0xFFFFFFFFU;
+
+    [[nodiscard]] std::uint32_t find(std::string_view term) const noexcept { return find(term, hash(term)); }
+    [[nodiscard]] std::uint32_t find(std::string_view term, std::uint64_t h) const noexcept {
+        if (slots_.empty()) return npos;
+        const auto tag = static_cast<std::uint32_t>(h >> 32);
+        for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+            const std::uint64_t s = slots_[i];
+            if (s == 0) return npos;
+            if (static_cast<std::uint32_t>(s >> 32) == tag) {
+                const auto id = static_cast<std::uint32_t>(s) - 1;
+                if (names_[id] == term) return id;
+            }
+        }
+    }
+    /// The id of `term`, added with the next id when absent.
+    std::uint32_t intern(std::string_view term, std::uint64_t h) {
+        const std::uint32_t found = find(term, h);
+        if (found != npos) return found;
+        if (names_.size() >= npos - 1) throw InvalidArgument("BM25Index: vocabulary exceeds 2^32-2 terms");
+        if ((names_.size() + 1) * 2 > slots_.size()) rehash(std::max<std::size_t>(64, slots_.size() * 2));
+        const auto id = static_cast<std::uint32_t>(names_.size());
+        names_.emplace_back(term);
+        place(h, id);
+        return id;
+    }
+    /// A hint that the slot of hash `h` will be read soon.
+    void prefetch(std::uint64_t h) const noexcept {
+        if (!slots_.empty()) bm25::prefetch(&slots_[h & mask_]);
+    }
+    [[nodiscard]] const std::string& name(std::uint32_t id) const noexcept { return names_[id]; }
+    [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept {
+        std::size_t n = slots_.capacity() * sizeof(std::uint64_t) + names_.capacity() * sizeof(std::string);
+        for (const auto& s : names_) n += s.capacity() > 15 ? s.capacity() + 1 : 0;
+        return n;
+    }
+
+    static std::uint64_t hash(std::string_view s) noexcept {
+        // FNV-1a then a 64-bit finalizer (splitmix64's), so the low bits are mixed.
+        std::uint64_t h = 0xcbf29ce484222325ULL;
+        for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+        h ^= h >> 30;
+        h *= 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 27;
+        h *= 0x94d049bb133111ebULL;
+        return h ^ (h >> 31);
+    }
+
+private:
+    void place(std::uint64_t h, std::uint32_t id) noexcept {
+        std::size_t i = h & mask_;
+        while (slots_[i] != 0) i = (i + 1) & mask_;
+        slots_[i] = (h & 0xFFFFFFFF00000000ULL) | (std::uint64_t{id} + 1);
+    }
+    void rehash(std::size_t n) {
+        slots_.assign(n, 0);
+        mask_ = n - 1;
+        for (std::uint32_t id = 0; id < names_.size(); ++id) place(hash(names_[id]), id);
+    }
+    std::vector<std::uint64_t> slots_;
+    std::size_t mask_ = 0;
+    std::vector<std::string> names_;
+};
+
 // --- binary format ----------------------------------------------------------------
 
 /// FNV-1a, 64 bits (Fowler, Noll, Vo; parameters from the IETF draft
