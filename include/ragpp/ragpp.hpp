@@ -15,6 +15,11 @@
 #include <ragpp/retrieve/fusion.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
+#include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/metrics.hpp>
+#include <ragpp/eval/question.hpp>
+#include <ragpp/eval/questions.hpp>
+#include <ragpp/eval/report.hpp>
+#include <ragpp/eval/significance.hpp>
 
 #include <ragpp/io/beir.hpp>

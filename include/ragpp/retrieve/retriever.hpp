@@ -16,6 +16,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -28,6 +29,7 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/eval/evaluate.hpp>
 #include <ragpp/index/store.hpp>
 #include <ragpp/retrieve/fusion.hpp>
 
@@ -49,6 +51,13 @@ struct Result {
     std::shared_ptr<const Document> document;
     /// trace[i] is the result's rank and score in index i's list.
     std::vector<ListTrace> trace;
+};
+
+/// Wall time of one search, per stage, in seconds: each index's search (its query
+/// analysis or embedding included) and the fusion.
+struct SearchTimings {
+    std::vector<double> index_seconds;
+    double fusion_seconds = 0.0;
 };
 
 struct RetrieverOptions {
@@ -118,6 +127,13 @@ public:
     /// (allowed set, per-query knobs) and may override the fusion defaults.
     [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k,
                                              const SearchOptions& options = {}) const {
+        SearchTimings unused;
+        return search(query, k, options, unused);
+    }
+
+    /// The same, recording the time of each stage in `timings`.
+    [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k, const SearchOptions& options,
+                                             SearchTimings& timings) const {
         const double rrf_k = options.rrf_k.value_or(options_.rrf_k);
         const std::vector<double>& weights = options.weights.empty() ? options_.weights : options.weights;
         check_fusion(rrf_k, weights, "Retriever::search");
@@ -126,8 +142,10 @@ public:
         // Each index's list, as ids and scores.
         std::array<std::vector<DocId>, index_count> ids;
         std::array<std::vector<double>, index_count> scores;
-        query_all<0>(query, candidates, options, weights, ids, scores);
+        timings.index_seconds.assign(index_count, 0.0);
+        query_all<0>(query, candidates, options, weights, ids, scores, timings);
 
+        const auto fusion_start = std::chrono::steady_clock::now();
         auto fused = reciprocal_rank_fusion(ids, FusionOptions{rrf_k, weights});
         if (fused.size() > k) fused.resize(k);
 
@@ -143,7 +161,34 @@ public:
                 if (f.ranks[i]) r.trace[i] = ListTrace{f.ranks[i], scores[i][*f.ranks[i] - 1]};
             out.push_back(std::move(r));
         }
+        timings.fusion_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - fusion_start).count();
         return out;
+    }
+
+    /// Runs every question of `questions` and returns the per-question and overall
+    /// metrics (see eval/evaluate.hpp): the ranking evaluated is the whole fused list of
+    /// candidates, so a miss is classified as retrieval or ranking. Stage times are
+    /// recorded as "index 0", "index 1", ..., "fusion" unless `stage_names` names them.
+    [[nodiscard]] PipelineReport evaluate(const QuestionSet& questions, const SearchOptions& options = {},
+                                          std::string name = "retriever",
+                                          std::vector<std::string> stage_names = {}) const {
+        if (stage_names.empty())
+            for (std::size_t i = 0; i < index_count; ++i) stage_names.push_back("index " + std::to_string(i));
+        if (stage_names.size() != index_count)
+            throw InvalidArgument("Retriever::evaluate: " + std::to_string(stage_names.size()) + " stage names for " +
+                                  std::to_string(index_count) + " indexes");
+        const std::size_t all = options.candidates.value_or(options_.candidates) * index_count;
+        return ragpp::evaluate(std::move(name), questions, [&](std::string_view q, StageTimes& times) {
+            SearchTimings t;
+            const auto results = search(q, all, options, t);
+            for (std::size_t i = 0; i < index_count; ++i) times.emplace_back(stage_names[i], t.index_seconds[i]);
+            times.emplace_back("fusion", t.fusion_seconds);
+            std::vector<Retrieved> out;
+            out.reserve(results.size());
+            for (const auto& r : results) out.push_back({r.document ? r.document->id : std::to_string(r.id), r.score});
+            return out;
+        });
     }
 
     /// Live documents.
@@ -204,10 +249,12 @@ private:
     template <std::size_t I>
     void query_all(std::string_view query, std::size_t candidates, const SearchOptions& options,
                    const std::vector<double>& weights, std::array<std::vector<DocId>, index_count>& ids,
-                   std::array<std::vector<double>, index_count>& scores) const {
+                   std::array<std::vector<double>, index_count>& scores, SearchTimings& timings) const {
         if constexpr (I < index_count) {
             if (weights.empty() || weights[I] > 0) {
+                const auto start = std::chrono::steady_clock::now();
                 auto hits = std::get<I>(indexes_).search(query, candidates, options);
+                timings.index_seconds[I] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 ids[I].reserve(hits.size());
                 scores[I].reserve(hits.size());
                 for (const auto& h : hits) {
@@ -215,7 +262,7 @@ private:
                     scores[I].push_back(static_cast<double>(h.score));
                 }
             }
-            query_all<I + 1>(query, candidates, options, weights, ids, scores);
+            query_all<I + 1>(query, candidates, options, weights, ids, scores, timings);
         }
     }
 

@@ -1,0 +1,442 @@
+// ragpp: Chunk, ChunkOptions and the splitting engine shared by the Markdown,
+// reStructuredText and plain-text chunkers.
+//
+// A chunk knows its place: its id "path:line" (the 1-based line of its section
+// heading's text; "path:line#2", "#3"... for further parts of a long section), its
+// first and last line, its heading path, its position in the document and the
+// document's metadata. Its indexed `text` starts with a context line
+// ("Title > Section > Subsection"); its `raw` span is kept for citation.
+//
+// Tokens. A token is a whitespace-separated word: a maximal run of bytes other than
+// ASCII space, tab, LF, CR, FF and VT. Whitespace is ASCII, so a cut between tokens
+// never splits a UTF-8 sequence nor a word. A run of text without spaces (Chinese,
+// Japanese) counts as one token.
+//
+// Splitting. A section whose body has at most `max_tokens` tokens is one chunk.
+// A longer one is cut by a recursive rule: each part ends at the strongest boundary
+// available among its last allowed positions (paragraph > sentence or code/table line
+// > line break in prose > word), the latest such boundary winning. The next part
+// starts up to `overlap` tokens earlier: at the earliest sentence (or stronger)
+// boundary among the previous part's last `overlap` tokens, else exactly `overlap`
+// tokens back in prose, and nowhere earlier in code and tables (so a part never
+// starts in the middle of a table row or code line); its end is then chosen after the previous part's end, so every part
+// brings new text and the parts of a section are in order.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ragpp/core/error.hpp>
+#include <ragpp/core/types.hpp>
+
+namespace ragpp {
+
+/// One chunk of a source document.
+struct Chunk {
+    /// "path:line" for the first part of a section, "path:line#N" for part N >= 2.
+    std::string id;
+    /// "path:line": the section the chunk belongs to (its id without "#N").
+    std::string section;
+    /// The source document's id (its path).
+    std::string path;
+    /// 1-based lines of the normalized source (see normalize_source), both inclusive.
+    std::size_t first_line = 0;
+    std::size_t last_line = 0;
+    /// Byte offsets of `raw` in the normalized source: raw == source.substr(begin, end - begin).
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    /// The headings above the chunk, outermost first (empty before the first heading).
+    std::vector<std::string> heading_path;
+    /// 0-based position of the chunk in its document.
+    std::size_t position = 0;
+    /// 1-based part number within its section.
+    std::size_t part = 1;
+    /// The document's metadata (caller's fields over front matter fields).
+    Metadata metadata;
+    /// The context line: "Title > Section > Subsection".
+    std::string context;
+    /// What the indexes see: the context line, the hook's text (if any), a repeated
+    /// table header (for a table split across chunks), then the raw span.
+    std::string text;
+    /// The exact span of the normalized source, for citation.
+    std::string raw;
+
+    /// The chunk as a Document for a Retriever: id = chunk id, text = indexed text,
+    /// metadata = the document's metadata plus "source" (path), "section",
+    /// "first_line", "last_line", "position" (numbers) and "heading_path" (list).
+    [[nodiscard]] Document to_document() const {
+        Document d{id, text, metadata};
+        d.metadata["source"] = path;
+        d.metadata["section"] = section;
+        d.metadata["first_line"] = static_cast<double>(first_line);
+        d.metadata["last_line"] = static_cast<double>(last_line);
+        d.metadata["position"] = static_cast<double>(position);
+        d.metadata["heading_path"] = heading_path;
+        return d;
+    }
+};
+
+/// A context hook: given a chunk (its `text` not yet final) and its source document,
+/// returns text to add after the context line (e.g. a model-written summary of where
+/// the chunk sits, as contextual retrieval does). Empty means nothing is added.
+using ContextHook = std::function<std::string(const Chunk&, const Document&)>;
+
+struct ChunkOptions {
+    /// Maximum tokens of a chunk's raw span (the context line is not counted).
+    std::size_t max_tokens = 400;
+    /// Tokens shared by consecutive parts of a long section; unset means 15% of
+    /// max_tokens (60 for 400). Must be smaller than max_tokens.
+    std::optional<std::size_t> overlap;
+    /// Optional context hook (see ContextHook).
+    ContextHook context_hook;
+
+    [[nodiscard]] std::size_t overlap_tokens() const noexcept { return overlap.value_or(max_tokens * 15 / 100); }
+
+    /// Throws InvalidArgument naming `where` when max_tokens is 0 or overlap >= max_tokens.
+    void validate(const char* where) const {
+        if (max_tokens == 0) throw InvalidArgument(std::string(where) + ": max_tokens is 0 (must be >= 1)");
+        if (overlap_tokens() >= max_tokens)
+            throw InvalidArgument(std::string(where) + ": overlap " + std::to_string(overlap_tokens()) +
+                                  " must be smaller than max_tokens " + std::to_string(max_tokens));
+    }
+};
+
+/// The text chunk offsets and lines refer to: the input without a leading UTF-8 BOM,
+/// with CRLF and lone CR line ends turned into LF. Throws ParseError naming
+/// `path:line` at the first malformed UTF-8 sequence.
+[[nodiscard]] inline std::string normalize_source(std::string_view path, std::string_view text) {
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+    std::string out;
+    out.reserve(text.size());
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i < text.size();) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c == '\r') {
+            out.push_back('\n');
+            i += (i + 1 < text.size() && text[i + 1] == '\n') ? 2 : 1;
+            ++line;
+            col = 1;
+            continue;
+        }
+        std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        bool ok = len != 0 && i + len <= text.size();
+        std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1FU) : len == 3 ? (c & 0x0FU) : (c & 0x07U);
+        for (std::size_t k = 1; ok && k < len; ++k) {
+            const auto cc = static_cast<unsigned char>(text[i + k]);
+            ok = (cc & 0xC0) == 0x80;
+            cp = (cp << 6) | (cc & 0x3FU);
+        }
+        // Overlong forms, surrogates and code points beyond U+10FFFF are malformed too.
+        if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+                   (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF))
+            ok = false;
+        if (!ok) {
+            static constexpr char hex[] = "0123456789ABCDEF";
+            throw ParseError(std::string(path) + ":" + std::to_string(line) + ": invalid UTF-8 (byte 0x" +
+                             hex[c >> 4] + hex[c & 15] + " at column " + std::to_string(col) + ")");
+        }
+        out.append(text.substr(i, len));
+        if (c == '\n') {
+            ++line;
+            col = 1;
+        } else {
+            ++col;
+        }
+        i += len;
+    }
+    return out;
+}
+
+namespace detail::chunking {
+
+/// What a line is, for the splitting engine.
+enum class LineKind : std::uint8_t {
+    blank,         // no text: a paragraph boundary
+    markup,        // pure markup (heading line, adornment, front matter, rule): not in any chunk
+    text,          // prose: sentence boundaries apply
+    code,          // inside a code block: each line is a boundary, no sentences
+    table_header,  // the header row of a table
+    table_delim,   // the delimiter row under it
+    table_row      // a body row
+};
+
+[[nodiscard]] inline bool is_space(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/// A normalized source split into lines (without their '\n').
+struct Lines {
+    std::string text;
+    std::vector<std::size_t> starts;  // byte offset of each line
+
+    explicit Lines(std::string normalized) : text(std::move(normalized)) {
+        starts.push_back(0);
+        for (std::size_t i = 0; i < text.size(); ++i)
+            if (text[i] == '\n' && i + 1 < text.size()) starts.push_back(i + 1);
+        if (text.empty()) starts.clear();
+    }
+    [[nodiscard]] std::size_t size() const noexcept { return starts.size(); }
+    [[nodiscard]] std::size_t end_of(std::size_t i) const noexcept {
+        std::size_t e = i + 1 < starts.size() ? starts[i + 1] - 1 : text.size();
+        if (e > starts[i] && text[e - 1] == '\n') --e;  // the last line's final newline
+        return e;
+    }
+    [[nodiscard]] std::string_view operator[](std::size_t i) const noexcept {
+        return std::string_view(text).substr(starts[i], end_of(i) - starts[i]);
+    }
+};
+
+/// A heading found by a chunker: 0-based line of its text, level (smaller = outer).
+struct Heading {
+    std::size_t line = 0;
+    int level = 1;
+    std::string text;
+};
+
+/// A chunker's analysis of a source: the kind of each line, the table header line of
+/// each table line, and the headings in order.
+struct Layout {
+    std::vector<LineKind> kinds;
+    std::vector<std::size_t> table_header;  // for table lines: the header's line; else npos
+    std::vector<Heading> headings;
+    Metadata front_matter;
+
+    explicit Layout(std::size_t n) : kinds(n, LineKind::text), table_header(n, npos) {}
+    static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+};
+
+[[nodiscard]] inline std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+/// Columns of leading whitespace, a tab advancing to the next multiple of 4.
+[[nodiscard]] inline std::size_t indentation(std::string_view s) noexcept {
+    std::size_t col = 0;
+    for (char c : s) {
+        if (c == ' ') ++col;
+        else if (c == '\t') col = (col / 4 + 1) * 4;
+        else break;
+    }
+    return col;
+}
+
+struct Word {
+    std::size_t begin = 0, end = 0;  // byte offsets in the source
+    std::size_t line = 0;            // 0-based
+    int strength = 0;                // of the boundary before this word
+    bool structured = false;         // on a code or table line
+};
+
+enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph = 3 };
+
+/// Whether a word ends a sentence: ., !, ? (or their CJK forms), possibly followed by
+/// closing quotes or brackets.
+[[nodiscard]] inline bool ends_sentence(std::string_view w) noexcept {
+    while (!w.empty()) {
+        const char c = w.back();
+        if (c == ')' || c == ']' || c == '"' || c == '\'' || c == '*' || c == '_') {
+            w.remove_suffix(1);
+            continue;
+        }
+        if (w.ends_with("\xC2\xBB") || w.ends_with("\xE2\x80\x9D") || w.ends_with("\xE2\x80\x99")) {  // » ” ’
+            w.remove_suffix(w.ends_with("\xC2\xBB") ? 2 : 3);
+            continue;
+        }
+        break;
+    }
+    if (w.empty()) return false;
+    const char c = w.back();
+    return c == '.' || c == '!' || c == '?' || w.ends_with("\xE3\x80\x82") ||
+           w.ends_with("\xEF\xBC\x81") || w.ends_with("\xEF\xBC\x9F");  // 。！？
+}
+
+/// The words of lines [from, to) that are not blank or markup, with the strength of
+/// the boundary before each.
+[[nodiscard]] inline std::vector<Word> words_of(const Lines& lines, const Layout& layout, std::size_t from,
+                                                std::size_t to) {
+    std::vector<Word> out;
+    bool gap = true;  // a blank or markup line since the last word
+    LineKind prev_kind = LineKind::blank;
+    for (std::size_t ln = from; ln < to; ++ln) {
+        const LineKind kind = layout.kinds[ln];
+        if (kind == LineKind::blank || kind == LineKind::markup) {
+            gap = true;
+            continue;
+        }
+        const bool structured = kind != LineKind::text;
+        const bool block_change = (prev_kind == LineKind::text) != (kind == LineKind::text);
+        const std::string_view s = lines[ln];
+        const std::size_t base = lines.starts[ln];
+        bool first = true;
+        for (std::size_t i = 0; i < s.size();) {
+            while (i < s.size() && is_space(s[i])) ++i;
+            if (i >= s.size()) break;
+            const std::size_t b = i;
+            while (i < s.size() && !is_space(s[i])) ++i;
+            Word w{base + b, base + i, ln, word_boundary, structured};
+            const bool after_sentence =
+                !out.empty() && ends_sentence(std::string_view(lines.text).substr(out.back().begin,
+                                                                                  out.back().end - out.back().begin));
+            if (first)
+                w.strength = (gap || block_change) ? paragraph
+                             : structured         ? sentence
+                             : after_sentence     ? sentence
+                                                  : line_break;
+            else if (!structured && after_sentence)
+                w.strength = sentence;
+            out.push_back(w);
+            first = false;
+        }
+        if (!first) {
+            gap = false;
+            prev_kind = kind;
+        } else if (kind == LineKind::code) {
+            prev_kind = kind;  // a blank line inside a code block: no paragraph break
+        }
+    }
+    return out;
+}
+
+/// Cuts words [0, n) into parts of at most max_tokens words with the given overlap
+/// (see the header comment). Returns [begin, end) word ranges.
+[[nodiscard]] inline std::vector<std::pair<std::size_t, std::size_t>> pack(const std::vector<Word>& words,
+                                                                           std::size_t max_tokens,
+                                                                           std::size_t overlap) {
+    std::vector<std::pair<std::size_t, std::size_t>> parts;
+    const std::size_t n = words.size();
+    std::size_t s = 0, prev_end = 0;
+    while (s < n) {
+        if (n - s <= max_tokens) {
+            parts.emplace_back(s, n);
+            break;
+        }
+        // The end: the strongest boundary in (prev_end, s + max_tokens], the latest on ties.
+        // prev_end < s + max_tokens because the overlap is smaller than max_tokens.
+        std::size_t e = s + max_tokens;
+        for (std::size_t c = e - 1; c > std::max(s, prev_end); --c)
+            if (words[c].strength > words[e].strength) e = c;
+        parts.emplace_back(s, e);
+        prev_end = e;
+        std::size_t next = e;
+        if (overlap > 0) {
+            const std::size_t lo = std::max(e > overlap ? e - overlap : 0, s + 1);
+            // No sentence or line start among the last `overlap` tokens: prose overlaps
+            // by exactly `overlap` tokens; code and tables (no half rows) do not overlap.
+            next = words[lo].structured ? e : lo;
+            for (std::size_t p = lo; p < e; ++p)
+                if (words[p].strength >= sentence) {
+                    next = p;
+                    break;
+                }
+        }
+        s = next;
+    }
+    return parts;
+}
+
+/// The last path component of `path`, for a context line when there is no heading.
+[[nodiscard]] inline std::string file_name(std::string_view path) {
+    const auto slash = path.find_last_of("/\\");
+    return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+/// The context line: the document title (metadata "title", when it is a string not
+/// equal to the first heading), then the non-empty headings, joined by " > "; the
+/// file name when both are missing.
+[[nodiscard]] inline std::string context_line(std::string_view path, const Metadata& metadata,
+                                              const std::vector<std::string>& heading_path) {
+    std::vector<std::string_view> parts;
+    if (auto it = metadata.find("title"); it != metadata.end()) {
+        if (const auto* t = std::get_if<std::string>(&it->second); t && !t->empty() &&
+                                                                   (heading_path.empty() || heading_path.front() != *t))
+            parts.emplace_back(*t);
+    }
+    for (const auto& h : heading_path)
+        if (!h.empty()) parts.emplace_back(h);
+    if (parts.empty()) return file_name(path);
+    std::string out;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        if (i > 0) out += " > ";
+        out += parts[i];
+    }
+    return out;
+}
+
+/// Turns a Layout into chunks: one section per heading (plus the text before the
+/// first heading), each cut by `pack`. A section without words gives no chunk.
+[[nodiscard]] inline std::vector<Chunk> build_chunks(const Document& source, const Lines& lines,
+                                                     const Layout& layout, const ChunkOptions& options) {
+    options.validate("chunk");
+    Metadata metadata = layout.front_matter;
+    for (const auto& [k, v] : source.metadata) metadata.insert_or_assign(k, v);  // the caller's fields win
+
+    std::vector<Chunk> chunks;
+    std::vector<std::pair<int, std::string>> stack;  // (level, text) of the open headings
+    auto emit_section = [&](std::size_t heading_line, bool has_heading, std::size_t from, std::size_t to) {
+        const auto words = words_of(lines, layout, from, to);
+        if (words.empty()) return;
+        std::vector<std::string> path_names;
+        for (const auto& [level, text] : stack) path_names.push_back(text);
+        const std::size_t id_line = (has_heading ? heading_line : words.front().line) + 1;
+        const std::string section = source.id + ":" + std::to_string(id_line);
+        const std::string context = context_line(source.id, metadata, path_names);
+        const auto parts = pack(words, options.max_tokens, options.overlap_tokens());
+        for (std::size_t p = 0; p < parts.size(); ++p) {
+            const Word& fw = words[parts[p].first];
+            const Word& lw = words[parts[p].second - 1];
+            std::size_t b = fw.begin, e = lw.end;
+            // Whole lines where the cut falls at a line boundary (keeps code indentation).
+            if (trim(std::string_view(lines.text).substr(lines.starts[fw.line], b - lines.starts[fw.line])).empty())
+                b = lines.starts[fw.line];
+            if (trim(std::string_view(lines.text).substr(e, lines.end_of(lw.line) - e)).empty())
+                e = lines.end_of(lw.line);
+            Chunk c;
+            c.section = section;
+            c.id = p == 0 ? section : section + "#" + std::to_string(p + 1);
+            c.path = source.id;
+            c.first_line = fw.line + 1;
+            c.last_line = lw.line + 1;
+            c.begin = b;
+            c.end = e;
+            c.heading_path = path_names;
+            c.position = chunks.size();
+            c.part = p + 1;
+            c.metadata = metadata;
+            c.context = context;
+            c.raw = lines.text.substr(b, e - b);
+            std::string table;
+            const std::size_t th = layout.table_header[fw.line];
+            if (th != Layout::npos && layout.kinds[fw.line] == LineKind::table_row && th < fw.line) {
+                table.append(lines[th]).push_back('\n');
+                if (th + 1 < lines.size() && layout.kinds[th + 1] == LineKind::table_delim)
+                    table.append(lines[th + 1]).push_back('\n');
+            }
+            c.text = context + "\n" + table + c.raw;
+            if (options.context_hook) {
+                std::string extra = options.context_hook(c, source);
+                if (!extra.empty()) c.text = context + "\n" + extra + "\n" + table + c.raw;
+            }
+            chunks.push_back(std::move(c));
+        }
+    };
+    const auto& hs = layout.headings;
+    emit_section(0, false, 0, hs.empty() ? lines.size() : hs.front().line);
+    for (std::size_t i = 0; i < hs.size(); ++i) {
+        while (!stack.empty() && stack.back().first >= hs[i].level) stack.pop_back();
+        stack.emplace_back(hs[i].level, hs[i].text);
+        emit_section(hs[i].line, true, hs[i].line + 1, i + 1 < hs.size() ? hs[i + 1].line : lines.size());
+    }
+    return chunks;
+}
+
+}  // namespace detail::chunking
+}  // namespace ragpp

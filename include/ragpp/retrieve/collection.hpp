@@ -1,0 +1,239 @@
+// ragpp: Collection<R>, the document-level layer over a Retriever.
+//
+// A source document (id = its path, text, metadata) is chunked by its format
+// (chunk/chunker.hpp); each chunk becomes one Document of the Retriever (id
+// "path:line[#part]", the indexed text with its context line, the metadata of
+// Chunk::to_document) and one entry of a MetadataIndex. The Collection keeps them in
+// step:
+//  - remove(path) removes every chunk of the source from the store, from every index
+//    and from the metadata index: nothing stale is left to find;
+//  - update(source) replaces the source's chunks by the new text's;
+//  - DocIds are never reused (DocumentStore), so an id held by an old result never
+//    names another chunk.
+// search(query, k, filter, principal) compiles the access policy and the filter to
+// an allowed set before searching: the indexes never score a chunk outside it.
+//
+// Metadata: a chunk carries the source's front matter, then the caller's metadata
+// over it (the caller's fields win: pass "groups" with the source to make sure a
+// file cannot grant itself access through its own front matter).
+//
+// Threading: as the Retriever (const members concurrently; writes exclusive).
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <ragpp/chunk/chunker.hpp>
+#include <ragpp/core/error.hpp>
+#include <ragpp/core/types.hpp>
+#include <ragpp/filter/access.hpp>
+#include <ragpp/filter/filter.hpp>
+#include <ragpp/filter/metadata_index.hpp>
+#include <ragpp/retrieve/retriever.hpp>
+
+namespace ragpp {
+
+/// What Collection needs of its retriever (Retriever<...> models it).
+template <class R>
+concept DocumentRetriever = requires(R& r, const R& cr, Document d, DocId id, std::string_view q, std::size_t k,
+                                     const SearchOptions& o) {
+    { r.add_document(d) } -> std::same_as<DocId>;
+    r.remove_document(id);
+    { cr.document(id) } -> std::convertible_to<std::shared_ptr<const Document>>;
+    cr.search(q, k, o);
+};
+
+struct CollectionOptions {
+    ChunkOptions chunking;
+    /// Deny by default: chunks without a "groups" field are visible to Principal::system() only.
+    AccessPolicy access;
+};
+
+/// Where a chunk sits: its source, its section id, its 0-based position in the source.
+struct ChunkPlace {
+    std::string source;
+    std::string section;
+    std::size_t position = 0;
+};
+
+template <DocumentRetriever R>
+class Collection {
+public:
+    explicit Collection(R retriever = R{}, CollectionOptions options = {})
+        : retriever_(std::move(retriever)), options_(std::move(options)) {
+        options_.chunking.validate("Collection");
+    }
+
+    /// Chunks `source` and adds its chunks; returns their DocIds in document order.
+    /// Throws DuplicateError when a source with this id is present (see update),
+    /// ParseError on malformed input, and whatever an index throws; in every case the
+    /// collection is unchanged (DocIds handed out meanwhile stay unused).
+    std::vector<DocId> add(const Document& source) {
+        if (sources_.count(source.id) != 0)
+            throw DuplicateError("Collection::add: source '" + source.id + "' is already present (use update)");
+        return insert(source.id, chunk_document(source, options_.chunking));
+    }
+
+    /// Removes every chunk of `source_id`. Throws NotFoundError (nothing changes) when absent.
+    void remove(std::string_view source_id) {
+        auto it = sources_.find(source_id);
+        if (it == sources_.end())
+            throw NotFoundError("Collection::remove: no source '" + std::string(source_id) + "'");
+        for (DocId id : it->second) erase_chunk(id);
+        sources_.erase(it);
+    }
+
+    /// Adds `source`, or replaces the chunks of the source with the same id. Returns the
+    /// new chunks' DocIds. On failure the old chunks stay searchable (re-added under
+    /// new DocIds if they had already been removed).
+    std::vector<DocId> update(const Document& source) {
+        auto chunks = chunk_document(source, options_.chunking);  // may throw: nothing changed yet
+        auto it = sources_.find(source.id);
+        if (it == sources_.end()) return insert(source.id, std::move(chunks));
+        std::vector<std::shared_ptr<const Document>> old;
+        for (DocId id : it->second) old.push_back(retriever_.document(id));
+        remove(source.id);
+        try {
+            return insert(source.id, std::move(chunks));
+        } catch (...) {
+            restore(source.id, old);
+            throw;
+        }
+    }
+
+    [[nodiscard]] bool contains(std::string_view source_id) const { return sources_.find(source_id) != sources_.end(); }
+    /// The chunks of `source_id` in document order (empty when absent).
+    [[nodiscard]] std::vector<DocId> chunks_of(std::string_view source_id) const {
+        auto it = sources_.find(source_id);
+        return it == sources_.end() ? std::vector<DocId>{} : it->second;
+    }
+    /// Where chunk `id` sits, or null when it is not a live chunk of this collection.
+    [[nodiscard]] const ChunkPlace* place(DocId id) const {
+        auto it = places_.find(id);
+        return it == places_.end() ? nullptr : &it->second;
+    }
+    [[nodiscard]] std::size_t source_count() const noexcept { return sources_.size(); }
+    [[nodiscard]] std::size_t chunk_count() const noexcept { return places_.size(); }
+
+    /// The chunks `principal` may read among those passing `filter`.
+    [[nodiscard]] DocSet allowed(const Filter& filter, const Principal& principal) const {
+        return metadata_.compile(options_.access.filter_for(principal) && filter);
+    }
+
+    /// The k best chunks for `query` that `principal` may read and `filter` accepts.
+    /// `options` passes per-query knobs; its own allowed set, if any, is intersected.
+    [[nodiscard]] auto search(std::string_view query, std::size_t k, const Filter& filter, const Principal& principal,
+                              SearchOptions options = {}) const {
+        DocSet set = allowed(filter, principal);
+        if (options.allowed) set &= *options.allowed;
+        options.allowed = std::make_shared<const DocSet>(std::move(set));
+        return retriever_.search(query, k, options);
+    }
+
+    /// The chunks of the same source at positions [p - radius, p + radius] around chunk
+    /// `id` (itself included), in document order. Throws NotFoundError for an unknown chunk.
+    [[nodiscard]] std::vector<DocId> neighbours(DocId id, std::size_t radius = 1) const {
+        const ChunkPlace& p = checked_place(id, "neighbours");
+        const auto& all = sources_.find(p.source)->second;
+        const std::size_t b = p.position > radius ? p.position - radius : 0;
+        const std::size_t e = std::min(all.size(), p.position + radius + 1);
+        return std::vector<DocId>(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(e));
+    }
+
+    /// The chunks of chunk `id`'s section (the parts of one heading's text), in document
+    /// order; when there are more than `cap`, the `cap` nearest to `id` (a window
+    /// around it). Throws NotFoundError for an unknown chunk, InvalidArgument for cap 0.
+    [[nodiscard]] std::vector<DocId> section_of(DocId id, std::size_t cap = 8) const {
+        if (cap == 0) throw InvalidArgument("Collection::section_of: cap is 0");
+        const ChunkPlace& p = checked_place(id, "section_of");
+        const auto& all = sources_.find(p.source)->second;
+        std::size_t b = p.position, e = p.position + 1;  // the section is contiguous
+        while (b > 0 && places_.at(all[b - 1]).section == p.section) --b;
+        while (e < all.size() && places_.at(all[e]).section == p.section) ++e;
+        if (e - b > cap) {
+            const std::size_t half = (cap - 1) / 2;
+            b = std::max(b, std::min(p.position - std::min(p.position, half), e - cap));
+            e = b + cap;
+        }
+        return std::vector<DocId>(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(e));
+    }
+
+    [[nodiscard]] const R& retriever() const noexcept { return retriever_; }
+    [[nodiscard]] const MetadataIndex& metadata() const noexcept { return metadata_; }
+    [[nodiscard]] const CollectionOptions& options() const noexcept { return options_; }
+
+private:
+    const ChunkPlace& checked_place(DocId id, const char* where) const {
+        const ChunkPlace* p = place(id);
+        if (!p) throw NotFoundError(std::string("Collection::") + where + ": no chunk with DocId " + std::to_string(id));
+        return *p;
+    }
+
+    /// Adds chunks as the source `source_id`; all or nothing.
+    std::vector<DocId> insert(const std::string& source_id, std::vector<Chunk> chunks) {
+        std::vector<Document> docs;
+        docs.reserve(chunks.size());
+        for (const auto& c : chunks) {
+            docs.push_back(c.to_document());
+            MetadataIndex::validate(docs.back().metadata, "chunk '" + c.id + "'");
+        }
+        std::vector<DocId> ids;
+        try {
+            for (std::size_t i = 0; i < docs.size(); ++i) {
+                const DocId id = retriever_.add_document(docs[i]);
+                ids.push_back(id);
+                metadata_.add_document(id, docs[i].metadata);
+                places_.emplace(id, ChunkPlace{source_id, chunks[i].section, i});
+            }
+            sources_.emplace(source_id, ids);
+        } catch (...) {
+            for (DocId id : ids) {
+                try {
+                    erase_chunk(id);
+                } catch (...) {  // a chunk that was just added must be removable
+                }
+            }
+            throw;
+        }
+        return ids;
+    }
+
+    /// Removes one chunk from the retriever (store and indexes) and the metadata index.
+    void erase_chunk(DocId id) {
+        retriever_.remove_document(id);
+        if (metadata_.contains(id)) metadata_.remove_document(id);
+        places_.erase(id);
+    }
+
+    /// Re-adds previously removed chunk documents of `source_id` (after a failed update).
+    void restore(const std::string& source_id, const std::vector<std::shared_ptr<const Document>>& old) {
+        std::vector<DocId> ids;
+        for (std::size_t i = 0; i < old.size(); ++i) {
+            const DocId id = retriever_.add_document(*old[i]);
+            ids.push_back(id);
+            metadata_.add_document(id, old[i]->metadata);
+            const auto section = old[i]->metadata.find("section");
+            places_.emplace(id, ChunkPlace{source_id,
+                                           section == old[i]->metadata.end() ? std::string{}
+                                                                             : std::get<std::string>(section->second),
+                                           i});
+        }
+        sources_.emplace(source_id, std::move(ids));
+    }
+
+    R retriever_;
+    CollectionOptions options_;
+    MetadataIndex metadata_;
+    std::map<std::string, std::vector<DocId>, std::less<>> sources_;
+    std::unordered_map<DocId, ChunkPlace> places_;
+};
+
+}  // namespace ragpp

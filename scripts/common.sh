@@ -1,0 +1,51 @@
+# Sourced by scripts/test.sh and scripts/demo.sh: installs what is missing and
+# configures/builds with the CMake presets.
+set -euo pipefail
+
+RAGPP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+# Debian packages every build needs, and those the tests use when present.
+RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev catch2)
+RAGPP_TEST_PACKAGES=(libstemmer-dev)
+
+log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
+
+package_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+# ensure_packages PKG...: installs the missing ones with apt-get, as root or via sudo.
+ensure_packages() {
+  local missing=()
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    log "not a Debian system (no dpkg-query): make sure these are installed: $*"
+    return 0
+  fi
+  for p in "$@"; do package_installed "$p" || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo=(sudo)
+    else
+      echo "error: these Debian packages are missing: ${missing[*]}" >&2
+      echo "       installing them needs root: run this script as root, or with a user that may use sudo," >&2
+      echo "       or install them yourself: apt-get install ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+  log "installing ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# build_preset NAME: configures (once) and builds the preset.
+build_preset() {
+  local preset=$1
+  cd "$RAGPP_ROOT"
+  log "configure ($preset)"
+  cmake --preset "$preset" -G Ninja
+  log "build ($preset, $JOBS jobs)"
+  cmake --build --preset "$preset" -j "$JOBS"
+}

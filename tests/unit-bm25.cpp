@@ -1,0 +1,465 @@
+// BM25Index: hand-computed scores, errors, live updates against an index rebuilt from
+// scratch, MaxScore against the exhaustive scorer, filters against a brute-force
+// oracle, persistence and its corruption cases.
+#include <ragpp/index/bm25.hpp>
+
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+using ragpp::BM25Index;
+using ragpp::BM25Params;
+using ragpp::BM25SearchStats;
+using ragpp::BM25Strategy;
+using ragpp::BM25Variant;
+using ragpp::DocId;
+using ragpp::DocSet;
+using ragpp::Document;
+using ragpp::Hit;
+using ragpp::SearchOptions;
+using ragpp::WhitespaceAnalyzer;
+using Index = BM25Index<WhitespaceAnalyzer>;
+
+namespace {
+
+Document doc(std::string text) { return Document{"", std::move(text), {}}; }
+
+/// A random corpus over a Zipf-like vocabulary "t0".."t{V-1}" (t0 most frequent).
+struct RandomCorpus {
+    std::mt19937_64 rng;
+    std::vector<std::string> vocab;
+    std::vector<double> cdf;
+    RandomCorpus(std::uint64_t seed, std::size_t v) : rng(seed) {
+        double total = 0;
+        for (std::size_t i = 0; i < v; ++i) {
+            std::string name = std::to_string(i);
+            name.insert(name.begin(), 't');
+            vocab.push_back(std::move(name));
+            total += 1.0 / static_cast<double>(i + 1);
+            cdf.push_back(total);
+        }
+        for (auto& c : cdf) c /= total;
+    }
+    std::string term() {
+        const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+        const auto i = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+        return vocab[std::min(i, vocab.size() - 1)];
+    }
+    std::string text(std::size_t max_len) {
+        const auto n = std::uniform_int_distribution<std::size_t>(0, max_len)(rng);
+        std::string s;
+        for (std::size_t i = 0; i < n; ++i) s += term() + " ";
+        return s;
+    }
+    std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); }
+};
+
+void set_variant(Index& index, BM25Variant v) {
+    auto p = index.params();
+    p.variant = v;
+    index.set_params(p);
+}
+
+bool sorted_best_first(const std::vector<Hit>& hits) {
+    for (std::size_t i = 1; i < hits.size(); ++i)
+        if (!ragpp::better_hit(hits[i - 1], hits[i])) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("BM25 lucene scores computed by hand", "[bm25]") {
+    Index index;  // lucene, k1 1.2, b 0.75
+    index.add_document(0, doc("a b"));
+    index.add_document(1, doc("a a c"));
+    index.add_document(2, doc("c"));
+    REQUIRE(index.size() == 3);
+    CHECK(index.average_length() == 2.0);
+    CHECK(index.document_frequency("a") == 2);
+    CHECK(index.term_frequency("a", 1) == 2);
+    // N = 3, df(a) = 2: idf = ln(1 + 1.5 / 2.5) = ln 1.6.
+    // doc 0: tf 1, |d| 2, L = 0.25 + 0.75 * 2/2 = 1:      1 / (1 + 1.2)   = 0.454545...
+    // doc 1: tf 2, |d| 3, L = 0.25 + 0.75 * 3/2 = 1.375:  2 / (2 + 1.65)  = 0.547945...
+    const auto hits = index.search("a", 10);
+    REQUIRE(hits.size() == 2);
+    CHECK(hits[0].id == 1);
+    CHECK(hits[0].score == Approx(std::log(1.6) * 2.0 / 3.65).epsilon(1e-7));
+    CHECK(hits[1].id == 0);
+    CHECK(hits[1].score == Approx(std::log(1.6) / 2.2).epsilon(1e-7));
+    // A repeated query term counts twice; an unknown term adds nothing.
+    const auto twice = index.search("a a zzz", 10);
+    REQUIRE(twice.size() == 2);
+    CHECK(twice[0].score == Approx(2 * hits[0].score).epsilon(1e-7));
+    CHECK(index.search("", 10).empty());
+    CHECK(index.search("zzz", 10).empty());
+    CHECK(index.search("a", 0).empty());
+    // Per-query k1 = 0 makes tfpart 1 for any tf: both documents score idf, tie by id.
+    SearchOptions o;
+    o.k1 = 0.0;
+    const auto flat = index.search("a", 10, o);
+    REQUIRE(flat.size() == 2);
+    CHECK(flat[0].id == 0);
+    CHECK(flat[1].id == 1);
+    CHECK(flat[0].score == flat[1].score);
+    CHECK(flat[0].score == Approx(std::log(1.6)).epsilon(1e-7));
+}
+
+TEST_CASE("BM25 bm25l and bm25plus add the absent-term part; rank_bm25 modes score every document", "[bm25]") {
+    Index index(BM25Params{BM25Variant::bm25plus, 1.2, 0.75, 0.5, 0.25});
+    index.add_document(0, doc("a"));
+    index.add_document(1, doc("b"));
+    index.add_document(2, doc("c"));
+    // N = 3, df = 1 each: idf = ln(4 / 1). L = 1 for every document (|d| = avgdl = 1).
+    // doc 0 for "a b": idf * (2.2 / 2.2 + 0.5) + idf * 0.5 = ln 4 * 2.
+    auto hits = index.search("a b", 10);
+    REQUIRE(hits.size() == 2);
+    CHECK(hits[0].id == 0);
+    CHECK(hits[0].score == Approx(2 * std::log(4.0)).epsilon(1e-7));
+    CHECK(hits[1].score == hits[0].score);
+    // rank_bm25.BM25Plus: idf = ln(4 / 1) too; document 2 (no query term) gets ln 4 * 0.5 * 2.
+    set_variant(index, BM25Variant::rank_bm25_plus);
+    hits = index.search("a b", 10);
+    REQUIRE(hits.size() == 3);
+    CHECK(hits[2].id == 2);
+    CHECK(hits[2].score == Approx(std::log(4.0)).epsilon(1e-7));
+    // ... but only when some query term is known.
+    CHECK(index.search("zzz", 10).empty());
+    // rank_bm25.BM25L: idf = ln 4 - ln 1.5, absent part (k1 + 1) delta / (k1 + delta) = 1.1 / 1.7.
+    set_variant(index, BM25Variant::rank_bm25_l);
+    hits = index.search("a", 10);
+    REQUIRE(hits.size() == 3);
+    CHECK(hits[1].id == 1);
+    CHECK(hits[1].score == Approx((std::log(4.0) - std::log(1.5)) * 1.1 / 1.7).epsilon(1e-7));
+}
+
+TEST_CASE("BM25 rank_bm25 okapi floors a negative idf to epsilon times the mean idf", "[bm25]") {
+    Index index(BM25Params{BM25Variant::rank_bm25_okapi, 1.5, 0.75, 0.5, 0.25});
+    index.add_document(0, doc("a b"));
+    index.add_document(1, doc("a c"));
+    index.add_document(2, doc("a"));
+    index.add_document(3, doc("d e"));
+    // N = 4. idf(a) = ln(1.5) - ln(3.5) < 0; idf(b..e) = ln(3.5) - ln(1.5).
+    const double ia = std::log(1.5) - std::log(3.5), ib = std::log(3.5) - std::log(1.5);
+    const double eps = 0.25 * (ia + 4 * ib) / 5;
+    // doc 2: tf 1, |d| 1, avgdl 7/4: L = 0.25 + 0.75 / 1.75; tfpart = 2.5 / (1 + 1.5 L).
+    const auto hits = index.search("a", 10);
+    REQUIRE(hits.size() == 3);
+    CHECK(hits[0].id == 2);
+    CHECK(hits[0].score == Approx(eps * 2.5 / (1 + 1.5 * (0.25 + 0.75 / 1.75))).epsilon(1e-7));
+    CHECK(hits[0].score > 0);
+}
+
+TEST_CASE("BM25 bad calls throw and change nothing", "[bm25]") {
+    Index index;
+    index.add_document(0, doc("a b"));
+    index.add_document(1, doc("b c"));
+    const auto before = index.search("a b c", 10);
+    CHECK_THROWS_AS(index.add_document(0, doc("x")), ragpp::DuplicateError);
+    CHECK_THROWS_AS(index.remove_document(7), ragpp::NotFoundError);
+    CHECK_THROWS_WITH(index.remove_document(7), Catch::Contains("DocId 7"));
+    CHECK_THROWS_AS(index.update_document(7, doc("x")), ragpp::NotFoundError);
+    CHECK(index.size() == 2);
+    CHECK(index.document_frequency("x") == 0);
+    CHECK(index.search("a b c", 10) == before);
+    SearchOptions o;
+    o.b = 1.5;
+    CHECK_THROWS_AS((void)index.search("a", 10, o), ragpp::InvalidArgument);
+    CHECK_THROWS_WITH((void)index.search("a", 10, o), Catch::Contains("b is 1.5"));
+    o.b.reset();
+    o.k1 = -1;
+    CHECK_THROWS_AS((void)index.search("a", 10, o), ragpp::InvalidArgument);
+    o.k1 = std::nan("");
+    CHECK_THROWS_AS((void)index.search("a", 10, o), ragpp::InvalidArgument);
+    CHECK_THROWS_AS(index.set_params(BM25Params{BM25Variant::lucene, 1.2, 0.75, -1, 0.25}), ragpp::InvalidArgument);
+    CHECK(index.params().delta == 0.5);
+    CHECK_THROWS_AS(ragpp::parse_bm25_variant("okapi"), ragpp::InvalidArgument);
+    for (BM25Variant v : ragpp::bm25_variants) CHECK(ragpp::parse_bm25_variant(ragpp::to_string(v)) == v);
+    // The convenience add takes the next id.
+    CHECK(index.add_document(doc("z")) == 2);
+}
+
+TEST_CASE("BM25 live updates equal an index rebuilt from scratch", "[bm25][updates]") {
+    const auto seed = GENERATE(take(25, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
+    RandomCorpus rc(seed, 40);
+    Index live;
+    std::map<DocId, std::string> truth;  // surviving documents
+    DocId next = 0;
+    for (int op = 0; op < 200; ++op) {
+        const auto r = rc.pick(10);
+        if (r < 5 || truth.empty()) {
+            // New id, or now and then a removed id coming back.
+            DocId id = next++;
+            if (r == 0 && next > 3) {
+                const DocId back = static_cast<DocId>(rc.pick(next - 1));
+                if (truth.count(back) == 0) {
+                    id = back;
+                    --next;
+                }
+            }
+            const auto text = rc.text(12);
+            live.add_document(id, doc(text));
+            truth[id] = text;
+        } else {
+            auto it = truth.begin();
+            std::advance(it, static_cast<std::ptrdiff_t>(rc.pick(truth.size())));
+            if (r < 8) {
+                live.remove_document(it->first);
+                truth.erase(it);
+            } else {
+                const auto text = rc.text(12);
+                live.update_document(it->first, doc(text));
+                it->second = text;
+            }
+        }
+    }
+    Index rebuilt;
+    std::uint64_t total = 0;
+    for (const auto& [id, text] : truth) {
+        rebuilt.add_document(id, doc(text));
+        total += ragpp::analyze(WhitespaceAnalyzer{}, text).size();
+    }
+    INFO("seed " << seed);
+    REQUIRE(live.size() == truth.size());
+    CHECK(live.total_length() == total);
+    CHECK(live.average_length() == rebuilt.average_length());
+    CHECK(live.posting_count() == rebuilt.posting_count());
+    CHECK(live.vocabulary_size() == rebuilt.vocabulary_size());
+    for (const auto& t : rc.vocab) CHECK(live.document_frequency(t) == rebuilt.document_frequency(t));
+    for (BM25Variant v : ragpp::bm25_variants) {
+        set_variant(live, v);
+        set_variant(rebuilt, v);
+        for (int q = 0; q < 10; ++q) {
+            const auto query = rc.text(5);
+            INFO(ragpp::to_string(v) << " query '" << query << "'");
+            const auto got = live.search(query, 10);
+            CHECK(got == rebuilt.search(query, 10));
+            CHECK(live.search_exhaustive(query, 10) == rebuilt.search_exhaustive(query, 10));
+            for (const auto& h : got) CHECK(truth.count(h.id) == 1);
+        }
+    }
+}
+
+TEST_CASE("BM25 MaxScore returns exactly what the exhaustive scorer returns", "[bm25][pruning]") {
+    const auto seed = GENERATE(take(12, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
+    RandomCorpus rc(seed, 300);
+    Index index;
+    const std::size_t n = 400 + rc.pick(400);
+    for (std::size_t i = 0; i < n; ++i) index.add_document(doc(rc.text(40)));
+    for (std::size_t i = 0; i < n / 10; ++i) {  // holes in the id space
+        const auto id = static_cast<DocId>(rc.pick(n));
+        if (index.contains(id)) index.remove_document(id);
+    }
+    std::size_t pruned_runs = 0, fewer = 0;
+    for (BM25Variant v : ragpp::bm25_variants) {
+        set_variant(index, v);
+        for (int q = 0; q < 25; ++q) {
+            std::vector<std::string> terms;
+            const auto m = 1 + rc.pick(6);
+            for (std::size_t i = 0; i < m; ++i) terms.push_back(rc.term());
+            const std::size_t k = std::vector<std::size_t>{1, 3, 10, 50, 1000}[rc.pick(5)];
+            SearchOptions o;
+            if (q % 3 == 1) o.k1 = std::vector<double>{0.0, 0.5, 2.0}[rc.pick(3)];
+            if (q % 3 == 2) o.b = std::vector<double>{0.0, 0.3, 1.0}[rc.pick(3)];
+            if (q % 4 == 3) {
+                DocSet allowed(n);
+                for (std::size_t i = 0; i < n; ++i)
+                    if (rc.pick(3) == 0) allowed.set(static_cast<DocId>(i));
+                o.allowed = std::make_shared<const DocSet>(std::move(allowed));
+            }
+            BM25SearchStats fast_stats, slow_stats;
+            const auto fast = index.search_terms(terms, k, o, BM25Strategy::automatic, &fast_stats);
+            const auto slow = index.search_terms(terms, k, o, BM25Strategy::exhaustive, &slow_stats);
+            INFO(ragpp::to_string(v) << " k " << k << " query " << terms.size() << " terms");
+            REQUIRE(fast == slow);
+            CHECK(sorted_best_first(fast));
+            const bool valid = v != BM25Variant::rank_bm25_l && v != BM25Variant::rank_bm25_plus;
+            if (valid) {
+                CHECK(fast_stats.pruned);
+                ++pruned_runs;
+                if (fast_stats.scored < slow_stats.scored) ++fewer;
+            } else {
+                CHECK_FALSE(fast_stats.pruned);
+            }
+        }
+    }
+    // Pruning is not vacuous: it skipped documents in most runs.
+    CHECK(fewer * 2 > pruned_runs);
+}
+
+TEST_CASE("BM25 filters apply inside the scoring loop and k allowed matches come back", "[bm25][filter]") {
+    const auto seed = GENERATE(take(10, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
+    RandomCorpus rc(seed, 60);
+    Index index;
+    std::vector<std::vector<std::string>> docs;
+    for (int i = 0; i < 300; ++i) {
+        docs.push_back(ragpp::analyze(WhitespaceAnalyzer{}, rc.text(20)));
+        index.add_terms(static_cast<DocId>(i), docs.back());
+    }
+    // Brute-force lucene oracle over the raw token lists.
+    const double n = 300;
+    double total = 0;
+    for (const auto& d : docs) total += static_cast<double>(d.size());
+    const double avgdl = total / n;
+    for (int q = 0; q < 20; ++q) {
+        const auto query = ragpp::analyze(WhitespaceAnalyzer{}, rc.text(4));
+        DocSet allowed(300);
+        for (DocId i = 0; i < 300; ++i)
+            if (rc.pick(5) == 0) allowed.set(i);
+        std::map<DocId, double> expected;
+        for (DocId i = 0; i < 300; ++i) {
+            if (!allowed.test(i)) continue;
+            double s = 0;
+            bool match = false;
+            for (const auto& t : query) {
+                const auto tf = static_cast<double>(std::count(docs[i].begin(), docs[i].end(), t));
+                if (tf == 0) continue;
+                match = true;
+                double df = 0;
+                for (const auto& d : docs) df += std::count(d.begin(), d.end(), t) > 0 ? 1 : 0;
+                const double idf = std::log(1 + (n - df + 0.5) / (df + 0.5));
+                s += idf * tf / (tf + 1.2 * (0.25 + 0.75 * static_cast<double>(docs[i].size()) / avgdl));
+            }
+            if (match) expected[i] = s;
+        }
+        const std::size_t k = 10;
+        const auto hits = index.search_terms(query, k, SearchOptions::only(allowed));
+        INFO("query " << q);
+        CHECK(hits.size() == std::min(k, expected.size()));
+        CHECK(sorted_best_first(hits));
+        std::set<DocId> returned;
+        for (const auto& h : hits) {
+            REQUIRE(allowed.test(h.id));
+            REQUIRE(expected.count(h.id) == 1);
+            CHECK(h.score == Approx(expected[h.id]).epsilon(1e-6));
+            returned.insert(h.id);
+        }
+        if (!hits.empty() && hits.size() == k)
+            for (const auto& [id, s] : expected)
+                if (!returned.count(id)) CHECK(s <= static_cast<double>(hits.back().score) * (1 + 1e-6));
+    }
+    // An empty allowed set returns nothing.
+    CHECK(index.search_terms(std::vector<std::string>{"t0"}, 10, SearchOptions::only(DocSet(300))).empty());
+}
+
+namespace {
+
+struct OtherAnalyzer {
+    void analyze(std::string_view text, std::vector<std::string>& out) const { WhitespaceAnalyzer{}.analyze(text, out); }
+    [[nodiscard]] static constexpr std::string_view name() noexcept { return "other"; }
+};
+
+std::string slurp(const std::filesystem::path& p) { return ragpp_test::read_file(p); }
+void dump(const std::filesystem::path& p, const std::string& bytes) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+Index small_index() {
+    RandomCorpus rc(42, 30);
+    Index index(BM25Params{BM25Variant::atire, 0.9, 0.4, 0.5, 0.25});
+    for (int i = 0; i < 40; ++i) index.add_document(doc(rc.text(8)));
+    index.remove_document(3);
+    index.remove_document(17);
+    return index;
+}
+
+}  // namespace
+
+TEST_CASE("BM25 save and load give the same index", "[bm25][persistence]") {
+    ragpp_test::TempDir dir;
+    const auto path = dir.path / "index.bm25";
+    const Index index = small_index();
+    index.save(path);
+    const Index loaded = Index::load(path);
+    CHECK(loaded.size() == index.size());
+    CHECK(loaded.params().variant == BM25Variant::atire);
+    CHECK(loaded.params().k1 == 0.9);
+    CHECK(loaded.total_length() == index.total_length());
+    CHECK(loaded.posting_count() == index.posting_count());
+    CHECK_FALSE(loaded.contains(3));
+    CHECK(loaded.next_id() == index.next_id());
+    RandomCorpus rc(7, 30);
+    for (int q = 0; q < 20; ++q) {
+        const auto query = rc.text(4);
+        CHECK(loaded.search(query, 10) == index.search(query, 10));
+    }
+    // The loaded index stays updatable; saving over an existing file replaces it.
+    Index again = Index::load(path);
+    again.remove_document(0);
+    again.add_document(3, doc("t1 t2"));
+    again.save(path);
+    CHECK(Index::load(path).search("t1 t2", 50) == again.search("t1 t2", 50));
+    std::size_t leftovers = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path)) leftovers += e.path() != path;
+    CHECK(leftovers == 0);
+}
+
+TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the file's name", "[bm25][persistence]") {
+    ragpp_test::TempDir dir;
+    const auto path = dir.path / "index.bm25";
+    small_index().save(path);
+    const std::string good = slurp(path);
+    REQUIRE(good.size() > 100);
+    const auto bad = dir.path / "bad.bm25";
+    const std::string name = "bad.bm25";
+    auto expect_format_error = [&](const std::string& bytes, const std::string& what) {
+        CHECK_THROWS_AS(Index::from_bytes(bytes, name), ragpp::FormatError);
+        CHECK_THROWS_WITH(Index::from_bytes(bytes, name), Catch::Contains("'bad.bm25'") && Catch::Contains(what));
+    };
+    SECTION("truncated at every offset") {
+        for (std::size_t n = 0; n < good.size(); ++n) {
+            INFO("truncated to " << n << " bytes");
+            CHECK_THROWS_AS(Index::from_bytes(good.substr(0, n), name), ragpp::FormatError);
+        }
+        expect_format_error(good.substr(0, good.size() - 1), "truncated");
+        expect_format_error(good + "x", "trailing bytes");
+        // The same through a file: the message names the path.
+        dump(bad, good.substr(0, good.size() / 2));
+        CHECK_THROWS_WITH(Index::load(bad), Catch::Contains(bad.string()) && Catch::Contains("truncated"));
+    }
+    SECTION("every single-bit flip is detected") {
+        for (std::size_t i = 0; i < good.size(); ++i)
+            for (int bit = 0; bit < 8; ++bit) {
+                std::string b = good;
+                b[i] = static_cast<char>(b[i] ^ (1 << bit));
+                INFO("byte " << i << " bit " << bit);
+                CHECK_THROWS_AS(Index::from_bytes(b, name), ragpp::FormatError);
+            }
+        std::string b = good;
+        b[good.size() / 2] = static_cast<char>(b[good.size() / 2] ^ 0x10);
+        expect_format_error(b, "checksum");
+    }
+    SECTION("foreign files, other versions, other analyzers") {
+        expect_format_error("", "not a ragpp BM25 index");
+        expect_format_error("{\"not\": \"an index\"}\n", "not a ragpp BM25 index");
+        std::string v2 = good;
+        v2[8] = 2;
+        expect_format_error(v2, "version 2");
+        CHECK_THROWS_AS(BM25Index<OtherAnalyzer>::from_bytes(good), ragpp::FormatError);
+        CHECK_THROWS_WITH(BM25Index<OtherAnalyzer>::from_bytes(good), Catch::Contains("'whitespace'") && Catch::Contains("'other'"));
+        CHECK(Index::from_bytes(good).size() == 38);
+    }
+    SECTION("a consistent checksum over inconsistent content is still refused") {
+        // Payload: str analyzer (4 + 10) | u8 variant | 4 x f64 | u64 slots | slot 0: u8 live, u32 length.
+        const std::size_t header = 28, len0 = header + 4 + 10 + 1 + 32 + 8 + 1;
+        std::string b = good;
+        b[len0] = static_cast<char>(b[len0] + 1);  // document 0 one term longer than its postings
+        const auto sum = ragpp::detail::bm25::fnv1a64(std::string_view(b).substr(header));
+        for (int i = 0; i < 8; ++i) b[20 + i] = static_cast<char>((sum >> (8 * i)) & 0xFF);
+        expect_format_error(b, "postings sum to");
+    }
+    SECTION("unreadable files are IoError") {
+        CHECK_THROWS_AS(Index::load(dir.path / "missing.bm25"), ragpp::IoError);
+        CHECK_THROWS_AS(Index::load(dir.path), ragpp::IoError);
+        CHECK_THROWS_AS(small_index().save(dir.path / "no" / "such" / "dir.bm25"), ragpp::IoError);
+    }
+}

@@ -1,0 +1,194 @@
+#include <ragpp/eval/evaluate.hpp>
+#include <ragpp/eval/report.hpp>
+#include <ragpp/eval/significance.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+#include <sstream>
+
+using namespace ragpp;
+
+namespace {
+
+/// A pipeline returning a fixed candidate list per question text.
+PipelineFn fixed(std::map<std::string, std::vector<Retrieved>> lists) {
+    return [lists = std::move(lists)](std::string_view q, StageTimes& t) {
+        t.emplace_back("lookup", 0.001);
+        auto it = lists.find(std::string(q));
+        return it == lists.end() ? std::vector<Retrieved>{} : it->second;
+    };
+}
+
+// --- an independent reading of TREC files, computing measures as trec_eval defines them
+// (sort by score descending, then document id descending; ndcg_cut with gain = grade and
+// discount log2(rank + 1); recall_k; recip_rank uncut), used as the oracle.
+struct TrecRun {
+    std::map<std::string, std::vector<std::pair<double, std::string>>> by_query;
+};
+TrecRun parse_run(const std::string& text) {
+    TrecRun r;
+    std::istringstream in(text);
+    std::string q, q0, doc, name;
+    long rank = 0;
+    double score = 0;
+    while (in >> q >> q0 >> doc >> rank >> score >> name) r.by_query[q].push_back({score, doc});
+    for (auto& [qid, v] : r.by_query)
+        std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first > b.first : a.second > b.second;
+        });
+    return r;
+}
+std::map<std::string, std::map<std::string, int>> parse_qrels(const std::string& text) {
+    std::map<std::string, std::map<std::string, int>> q;
+    std::istringstream in(text);
+    std::string qid, zero, doc;
+    int rel = 0;
+    while (in >> qid >> zero >> doc >> rel) q[qid][doc] = rel;
+    return q;
+}
+double oracle_ndcg(const std::vector<std::pair<double, std::string>>& run, const std::map<std::string, int>& rel, std::size_t k) {
+    double dcg = 0;
+    for (std::size_t i = 0; i < std::min(k, run.size()); ++i) {
+        auto it = rel.find(run[i].second);
+        if (it != rel.end() && it->second > 0) dcg += it->second / std::log2(static_cast<double>(i) + 2);
+    }
+    std::vector<int> g;
+    for (const auto& [d, r] : rel)
+        if (r > 0) g.push_back(r);
+    std::sort(g.rbegin(), g.rend());
+    double idcg = 0;
+    for (std::size_t i = 0; i < std::min(k, g.size()); ++i) idcg += g[i] / std::log2(static_cast<double>(i) + 2);
+    return idcg > 0 ? dcg / idcg : 0;
+}
+
+}  // namespace
+
+TEST_CASE("evaluate collapses chunks to labels and classifies misses", "[evaluate]") {
+    const QuestionSet qs{
+        {"q1", "one", {{"a.md:1", 1}}, {}, {}},
+        {"q2", "two", {{"b.md:5", 1}}, {}, {}},
+        {"q3", "three", {{"z.md:1", 1}}, {}, {}},
+        {"q4", "four", {}, {}, {}},
+    };
+    auto p = fixed({{"one", {{"a.md:1#2", 0.9}, {"a.md:1", 0.8}, {"c.md:3", 0.7}}},
+                    {"two", {{"c.md:3", 0.9}, {"c.md:3#2", 0.85}, {"d.md:1", 0.8}, {"e.md:1", 0.7}, {"b.md:5#4", 0.6}}},
+                    {"three", {{"c.md:3", 0.5}}},
+                    {"four", {{"c.md:3", 0.5}}}});
+    const auto r = evaluate("fixed", qs, p);
+    // q1: the two chunks of a.md:1 count once, as the label, at rank 1.
+    CHECK(r.outcomes()[0].ranking == std::vector<std::string>{"a.md:1", "c.md:3"});
+    CHECK(r.outcomes()[0].keys[0] == "a.md:1#2");
+    CHECK(r.miss(0, 1) == MissStage::none);
+    // q2: c.md:3 and its part #2 collapse: ranking c.md:3, d.md:1, e.md:1, b.md:5 -> relevant at 4.
+    CHECK(r.outcomes()[1].first_relevant == 4);
+    CHECK(r.miss(1, 3) == MissStage::ranking);
+    CHECK(r.miss(1, 5) == MissStage::none);
+    CHECK(r.miss(2, 5) == MissStage::retrieval);
+    CHECK(r.miss(3, 5) == MissStage::none);
+    const auto hit3 = r.summary(Measure::hit_rate, 3);
+    CHECK(hit3.mean == Approx(1.0 / 3));
+    CHECK(hit3.questions == 3);
+    CHECK(hit3.without_relevant == 1);
+    CHECK(r.summary(Measure::mrr, no_cutoff).mean == Approx((1.0 + 0.25 + 0) / 3));
+    CHECK(r.stage_latencies().front().first == "lookup");
+    const std::string table = format_questions(r, 3);
+    CHECK_THAT(table, Catch::Contains("ranking: first relevant at rank 4"));
+    CHECK_THAT(table, Catch::Contains("retrieval: no relevant passage among the candidates"));
+    CHECK_THAT(table, Catch::Contains("1 ok, 1 missed by ranking, 1 missed by retrieval, 1 without a relevant passage"));
+}
+
+TEST_CASE("TREC run and qrels files reproduce our figures under trec_eval's rules", "[evaluate][trec]") {
+    // Random graded judgments and candidate lists with many tied scores: trec_eval would
+    // order ties by decreasing document id, we order them by increasing id; the written
+    // rank scores must make trec_eval see our order.
+    const auto seed = GENERATE(take(20, random(0u, 100000u)));
+    std::mt19937 rng(seed);
+    QuestionSet qs;
+    std::map<std::string, std::vector<Retrieved>> lists;
+    for (int i = 0; i < 15; ++i) {
+        Question q;
+        q.id = "q " + std::to_string(i);  // a space, escaped in the files
+        q.text = "text" + std::to_string(i);
+        for (int d = 0; d < 1 + static_cast<int>(rng() % 5); ++d) q.relevant["doc " + std::to_string(rng() % 30) + ":1"] = 1 + static_cast<double>(rng() % 3);
+        if (i == 14) q.relevant.clear();
+        std::vector<Retrieved> cands;
+        for (int d = 0; d < 30; ++d)
+            if (rng() % 2) cands.push_back({"doc " + std::to_string(d) + ":1", static_cast<double>(rng() % 4)});
+        std::stable_sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+        lists[q.text] = cands;
+        qs.push_back(q);
+    }
+    const auto r = evaluate("run", qs, fixed(lists));
+    std::ostringstream run, qrels;
+    write_trec_run(run, r);
+    write_trec_qrels(qrels, qs);
+    const auto parsed = parse_run(run.str());
+    const auto judged = parse_qrels(qrels.str());
+    CHECK(judged.size() == 14);  // the unanswerable question is left out
+    for (std::size_t k : {1, 3, 5, 10, 20}) {
+        double sum_ndcg = 0, sum_recall = 0;
+        for (const auto& [qid, rel] : judged) {
+            const auto it = parsed.by_query.find(qid);
+            const std::vector<std::pair<double, std::string>> empty;
+            const auto& list = it == parsed.by_query.end() ? empty : it->second;
+            sum_ndcg += oracle_ndcg(list, rel, k);
+            std::size_t found = 0, n_rel = 0;
+            for (const auto& [d, g] : rel) n_rel += g > 0 ? 1 : 0;
+            for (std::size_t x = 0; x < std::min(k, list.size()); ++x) found += rel.count(list[x].second) ? 1 : 0;
+            sum_recall += static_cast<double>(found) / static_cast<double>(n_rel);
+        }
+        CHECK(r.summary(Measure::ndcg, k).mean == Approx(sum_ndcg / 14).margin(1e-12));
+        CHECK(r.summary(Measure::recall, k).mean == Approx(sum_recall / 14).margin(1e-12));
+    }
+}
+
+TEST_CASE("paired randomization test", "[evaluate][significance]") {
+    const std::vector<double> a{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0};
+    // Identical systems: difference 0, p = 1.
+    const auto same = paired_randomization_test(a, a, 2000);
+    CHECK(same.difference == 0.0);
+    CHECK(same.p_value == 1.0);
+    // b better on every one of 10 questions by the same amount: only the all-plus and
+    // all-minus sign patterns reach the observed |sum|, so p is about 2 / 2^10.
+    std::vector<double> b = a;
+    for (auto& x : b) x += 0.1;
+    const auto t = paired_randomization_test(a, b, 100000);
+    CHECK(t.difference == Approx(0.1));
+    CHECK(t.p_value == Approx(2.0 / 1024).margin(0.001));
+    // Exhaustive oracle on 6 questions with mixed signs.
+    const std::vector<double> x{0.3, 0.1, 0.5, 0.2, 0.9, 0.4}, y{0.5, 0.1, 0.4, 0.6, 0.9, 0.8};
+    double observed = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) observed += y[i] - x[i];
+    int count = 0;
+    for (int mask = 0; mask < 64; ++mask) {
+        double s = 0;
+        for (std::size_t i = 0; i < x.size(); ++i) s += ((mask >> i) & 1) ? (y[i] - x[i]) : -(y[i] - x[i]);
+        count += std::fabs(s) >= std::fabs(observed) - 1e-12 ? 1 : 0;
+    }
+    CHECK(paired_randomization_test(x, y, 200000).p_value == Approx(count / 64.0).margin(0.01));
+    CHECK_THROWS_AS(paired_randomization_test(a, {1.0}), InvalidArgument);
+}
+
+TEST_CASE("reports: table, JSON and SVG carry the figures", "[evaluate][report]") {
+    const QuestionSet qs{{"q1", "one", {{"a:1", 1}}, {}, {}}, {"q2", "two", {{"b:1", 1}}, {}, {}}};
+    std::vector<PipelineReport> reports;
+    reports.push_back(evaluate("bm25", qs, fixed({{"one", {{"a:1", 1}}}, {"two", {{"c:1", 1}, {"b:1", 0.5}}}})));
+    reports.push_back(evaluate("hybrid", qs, fixed({{"one", {{"a:1", 1}}}, {"two", {{"b:1", 1}}}})));
+    const std::vector<std::size_t> ks{1, 2};
+    const auto table = format_metrics_table(reports, ks);
+    CHECK_THAT(table, Catch::Contains("bm25        1    0.5000  0.5000"));
+    CHECK_THAT(table, Catch::Contains("hybrid      1    1.0000  1.0000"));
+    CHECK_THAT(format_comparisons(reports, ks, 1000), Catch::Contains("@1 +0.5000"));
+    const auto j = report_json(reports, ks, 1);
+    CHECK(j["pipelines"][0]["metrics"]["recall"]["2"] == 1.0);
+    CHECK(j["pipelines"][0]["questions"][1]["status"] == "ranking");
+    CHECK(j["comparisons"].size() == 2);
+    const auto svg = recall_chart_svg(reports, ks);
+    CHECK_THAT(svg, Catch::StartsWith("<svg"));
+    CHECK_THAT(svg, Catch::Contains("hybrid recall@1 = 1.000"));
+    CHECK_THAT(svg, Catch::Contains("bm25 recall@1 = 0.500"));
+}

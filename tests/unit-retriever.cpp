@@ -1,0 +1,260 @@
+#include <ragpp/retrieve/retriever.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace ragpp;
+
+namespace {
+
+/// A test index that returns a fixed ranking of document keys (whatever the query),
+/// restricted to the documents it holds and the allowed set; scores 10, 9, 8, ...
+class FixedIndex {
+public:
+    explicit FixedIndex(std::vector<std::string> order, std::string reject = {})
+        : order_(std::move(order)), reject_(std::move(reject)) {}
+    void add_document(DocId id, const Document& doc) {
+        if (!reject_.empty() && doc.text.find(reject_) != std::string::npos)
+            throw InvalidArgument("FixedIndex rejects '" + reject_ + "'");
+        if (!docs_.emplace(id, doc.id).second) throw DuplicateError("FixedIndex: DocId taken");
+    }
+    void remove_document(DocId id) {
+        if (docs_.erase(id) == 0) throw NotFoundError("FixedIndex: no such DocId");
+    }
+    [[nodiscard]] std::vector<Hit> search(std::string_view, std::size_t k, const SearchOptions& o = {}) const {
+        std::vector<Hit> out;
+        float score = 10;
+        for (const auto& key : order_) {
+            for (const auto& [id, k2] : docs_)
+                if (k2 == key && o.allows(id) && out.size() < k) out.push_back({id, score});
+            score -= 1;
+        }
+        return out;
+    }
+    [[nodiscard]] std::size_t size() const { return docs_.size(); }
+    [[nodiscard]] bool holds(DocId id) const { return docs_.count(id) != 0; }
+
+private:
+    std::vector<std::string> order_;
+    std::string reject_;
+    std::map<DocId, std::string> docs_;
+};
+static_assert(SearchIndex<FixedIndex>);
+static_assert(SearchIndex<Retriever<FixedIndex, FixedIndex>>);
+
+Document doc(std::string key, std::string text = "") { return Document{std::move(key), std::move(text), {}}; }
+
+template <class R>
+void add_all(R& r, const std::vector<std::string>& keys) {
+    for (const auto& k : keys) r.add_document(doc(k));
+}
+
+std::vector<std::string> keys_of(const std::vector<Result>& results) {
+    std::vector<std::string> out;
+    for (const auto& r : results) out.push_back(r.document->id);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("Retriever fuses the reference lists through search", "[retriever]") {
+    Retriever r(FixedIndex({"C", "A", "F", "E", "G", "B", "H", "I", "D"}),
+                FixedIndex({"D", "B", "A", "J", "E", "K", "F", "C"}));
+    add_all(r, {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"});
+    const auto results = r.search("anything", 6);
+    REQUIRE(keys_of(results) == std::vector<std::string>{"A", "B", "C", "E", "D", "F"});
+    const std::vector<double> scores{32.00, 31.28, 31.10, 31.01, 30.89, 30.80};
+    for (std::size_t i = 0; i < 6; ++i) CHECK(std::round(results[i].score * 100000) / 100 == Approx(scores[i]));
+    // The trace: A is #2 by words (score 9) and #3 by meaning (score 8).
+    REQUIRE(results[0].trace.size() == 2);
+    CHECK(results[0].trace[0].rank == 2u);
+    CHECK(results[0].trace[0].score == 9.0);
+    CHECK(results[0].trace[1].rank == 3u);
+    CHECK(results[0].trace[1].score == 8.0);
+    CHECK(results[0].document->id == "A");
+    CHECK(r.size() == 11);
+}
+
+TEST_CASE("Retriever reproduces P Q R S / R S T P and the k = 1 section example", "[retriever]") {
+    Retriever r(FixedIndex({"P", "Q", "R", "S"}), FixedIndex({"R", "S", "T", "P"}));
+    add_all(r, {"P", "Q", "R", "S", "T"});
+    CHECK(keys_of(r.search("q", 3)) == std::vector<std::string>{"R", "P", "S"});
+
+    Retriever s(RetrieverOptions{1.0, {}, 100}, FixedIndex({"2", "7", "6"}), FixedIndex({"6", "2", "7"}));
+    add_all(s, {"2", "6", "7"});
+    auto res = s.search("q", 3);
+    REQUIRE(keys_of(res) == std::vector<std::string>{"2", "6", "7"});
+    CHECK(std::round(res[0].score * 1000) / 1000 == Approx(0.833));
+    CHECK(std::round(res[1].score * 1000) / 1000 == Approx(0.75));
+    CHECK(std::round(res[2].score * 1000) / 1000 == Approx(0.583));
+    SearchOptions k60;
+    k60.rrf_k = 60;
+    res = s.search("q", 3, k60);
+    CHECK(std::round(res[0].score * 10000) / 10000 == Approx(0.0325));
+    CHECK(std::round(res[1].score * 10000) / 10000 == Approx(0.0323));
+    CHECK(std::round(res[2].score * 10000) / 10000 == Approx(0.0320));
+}
+
+TEST_CASE("Retriever add_document is all or nothing", "[retriever]") {
+    Retriever r(FixedIndex({"a", "b", "c"}), FixedIndex({"c", "b", "a"}, "poison"));
+    CHECK(r.add_document(doc("a")) == 0u);
+    // The second index throws: the first index and the store must not keep it.
+    CHECK_THROWS_AS(r.add_document(doc("b", "poison pill")), InvalidArgument);
+    CHECK(r.size() == 1);
+    CHECK_FALSE(r.index<0>().holds(1));
+    CHECK_FALSE(r.store().find("b").has_value());
+    // The failed add handed out no id: the next document gets id 1.
+    CHECK(r.add_document(doc("b")) == 1u);
+    // A duplicate key fails in the store before any index sees it.
+    CHECK_THROWS_AS(r.add_document(doc("a")), DuplicateError);
+    CHECK(r.size() == 2);
+    CHECK(r.index<0>().size() == 2);
+    CHECK(r.index<1>().size() == 2);
+}
+
+TEST_CASE("Retriever remove_document removes from every index; ids are never reused", "[retriever]") {
+    Retriever r(FixedIndex({"a", "b", "c"}), FixedIndex({"c", "b", "a"}));
+    add_all(r, {"a", "b", "c"});
+    r.remove_document(std::string_view("b"));
+    CHECK(r.size() == 2);
+    CHECK_FALSE(r.index<0>().holds(1));
+    CHECK_FALSE(r.index<1>().holds(1));
+    CHECK(keys_of(r.search("q", 10)) == std::vector<std::string>{"a", "c"});
+    CHECK_THROWS_AS(r.remove_document(DocId{1}), NotFoundError);
+    CHECK_THROWS_WITH(r.remove_document(std::string_view("zz")), Catch::Contains("'zz'"));
+    // "b" may come back, under a new id.
+    CHECK(r.add_document(doc("b")) == 3u);
+}
+
+TEST_CASE("Retriever results keep their document alive after removal", "[retriever]") {
+    Retriever r(FixedIndex({"a"}));
+    r.add_document(doc("a", "text of a"));
+    auto res = r.search("q", 1);
+    r.remove_document(DocId{0});
+    REQUIRE(res.size() == 1);
+    CHECK(res[0].document->text == "text of a");
+}
+
+TEST_CASE("Retriever applies the allowed set in every index and the trace never leaks", "[retriever]") {
+    Retriever r(FixedIndex({"a", "b", "c", "d"}), FixedIndex({"d", "c", "b", "a"}));
+    add_all(r, {"a", "b", "c", "d"});
+    const auto opts = SearchOptions::only(DocSet(4, {1, 3}));
+    const auto res = r.search("q", 10, opts);
+    CHECK(keys_of(res) == std::vector<std::string>{"b", "d"});
+    for (const auto& x : res) CHECK(opts.allows(x.id));
+}
+
+TEST_CASE("Retriever weights: zero silences an index, and options are validated", "[retriever]") {
+    Retriever r(FixedIndex({"a", "b"}), FixedIndex({"b", "a"}));
+    add_all(r, {"a", "b"});
+    SearchOptions o;
+    o.weights = {0.0, 1.0};
+    auto res = r.search("q", 2, o);
+    CHECK(keys_of(res) == std::vector<std::string>{"b", "a"});
+    CHECK_FALSE(res[0].trace[0].rank.has_value());  // index 0 was not queried
+    o.weights = {1.0};
+    CHECK_THROWS_WITH(r.search("q", 2, o), Catch::Contains("1 weights for 2 indexes"));
+    o.weights = {1.0, -1.0};
+    CHECK_THROWS_AS(r.search("q", 2, o), InvalidArgument);
+    CHECK_THROWS_AS(r.set_options(RetrieverOptions{-1, {}, 10}), InvalidArgument);
+    CHECK(r.options().rrf_k == 60);  // unchanged after the failed call
+}
+
+TEST_CASE("Retriever candidates bound what each index contributes", "[retriever]") {
+    Retriever r(FixedIndex({"a", "b", "c"}), FixedIndex({"c", "b", "a"}));
+    add_all(r, {"a", "b", "c"});
+    SearchOptions o;
+    o.candidates = 1;
+    // Each index contributes max(candidates, k) = 1 result at k = 1: a and c tie, a first (smaller id).
+    auto res = r.search("q", 1, o);
+    REQUIRE(res.size() == 1);
+    CHECK(res[0].document->id == "a");
+    CHECK_FALSE(res[0].trace[1].rank.has_value());
+}
+
+TEST_CASE("Retrievers nest: an inner Retriever is an index of an outer one", "[retriever]") {
+    using Inner = Retriever<FixedIndex, FixedIndex>;
+    Retriever outer(Inner(FixedIndex({"a", "b", "c"}), FixedIndex({"b", "c", "a"})), FixedIndex({"c", "a", "b"}));
+    add_all(outer, {"a", "b", "c"});
+    CHECK(outer.index<0>().size() == 3);
+    const auto res = outer.search("q", 3);
+    // Inner: a = 1/61 + 1/63, b = 1/62 + 1/61, c = 1/63 + 1/62 -> b, a, c.
+    // Outer (inner list b, a, c; third list c, a, b): a = 1/62 + 1/62, b = 1/61 + 1/63, c = 1/63 + 1/61.
+    std::map<std::string, double> expect{{"a", 1.0 / 62 + 1.0 / 62}, {"b", 1.0 / 61 + 1.0 / 63}, {"c", 1.0 / 63 + 1.0 / 61}};
+    REQUIRE(res.size() == 3);
+    for (const auto& x : res) CHECK(x.score == Approx(expect[x.document->id]));
+    // b and c tie exactly (same two ranks, 1 and 3) and both have best rank 1: smaller id (b) first.
+    CHECK(res[0].document->id == "b");
+    CHECK(res[1].document->id == "c");
+    CHECK(res[0].score == res[1].score);
+    CHECK(res[2].document->id == "a");
+    outer.remove_document(std::string_view("a"));
+    CHECK(outer.index<0>().size() == 2);
+}
+
+TEST_CASE("Retriever property: random adds, removals and filters", "[retriever][property]") {
+    const auto seed = GENERATE(take(50, random(0u, 1000000u)));
+    std::mt19937 rng(seed);
+    std::vector<std::string> universe;
+    for (int i = 0; i < 30; ++i) universe.push_back("d" + std::to_string(i));
+    auto shuffled = [&] {
+        auto v = universe;
+        std::shuffle(v.begin(), v.end(), rng);
+        return v;
+    };
+    Retriever r{FixedIndex{shuffled()}, FixedIndex{shuffled()}, FixedIndex{shuffled()}};
+    std::set<std::string> live;
+    for (int step = 0; step < 60; ++step) {
+        const auto& key = universe[rng() % universe.size()];
+        if (live.count(key)) {
+            r.remove_document(std::string_view(key));
+            live.erase(key);
+        } else {
+            r.add_document(doc(key));
+            live.insert(key);
+        }
+    }
+    REQUIRE(r.size() == live.size());
+    DocSet allowed(r.store().capacity());
+    for (DocId id = 0; id < r.store().capacity(); ++id)
+        if (rng() % 2) allowed.set(id);
+    const auto opts = SearchOptions::only(allowed);
+    const std::size_t k = 1 + rng() % 20;
+    const auto res = r.search("q", k, opts);
+    std::set<DocId> seen;
+    std::size_t expected = 0;
+    for (DocId id = 0; id < r.store().capacity(); ++id) expected += (r.store().contains(id) && allowed.test(id)) ? 1 : 0;
+    CHECK(res.size() == std::min(k, expected));
+    for (std::size_t i = 0; i < res.size(); ++i) {
+        CHECK(seen.insert(res[i].id).second);
+        CHECK(allowed.test(res[i].id));
+        CHECK(live.count(res[i].document->id) == 1);
+        if (i) CHECK(res[i - 1].score >= res[i].score);
+    }
+}
+
+TEST_CASE("Retriever::evaluate runs a question set over the fused candidates", "[retriever][evaluate]") {
+    Retriever r(FixedIndex({"C", "A", "F", "E", "G", "B", "H", "I", "D"}),
+                FixedIndex({"D", "B", "A", "J", "E", "K", "F", "C"}));
+    add_all(r, {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"});
+    const QuestionSet qs{{"q1", "x", {{"A", 1}}, {}, {}}, {"q2", "y", {{"D", 1}}, {}, {}}, {"q3", "z", {}, {}, {}}};
+    const auto report = r.evaluate(qs, {}, "hybrid", {"words", "meaning"});
+    // Fused order: A B C E D F ... -> A at 1, D at 5.
+    CHECK(report.outcomes()[0].first_relevant == 1);
+    CHECK(report.outcomes()[1].first_relevant == 5);
+    CHECK(report.summary(Measure::hit_rate, 3).mean == 0.5);
+    CHECK(report.summary(Measure::hit_rate, 5).mean == 1.0);
+    CHECK(report.summary(Measure::hit_rate, 5).without_relevant == 1);
+    CHECK(report.miss(1, 3) == MissStage::ranking);
+    const auto stages = report.stage_latencies();
+    REQUIRE(stages.size() == 3);
+    CHECK(stages[0].first == "words");
+    CHECK(stages[2].first == "fusion");
+    CHECK_THROWS_AS(r.evaluate(qs, {}, "x", {"only one"}), InvalidArgument);
+}
