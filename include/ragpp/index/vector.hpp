@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +60,24 @@
 #include <ragpp/embed/hashing.hpp>
 
 namespace ragpp {
+
+namespace detail {
+/// Allocates on 64-byte (cache line) boundaries, so that a row's vector loads never
+/// straddle two lines for dimensions that are multiples of 16.
+template <class T>
+struct CacheAlignedAllocator {
+    using value_type = T;
+    CacheAlignedAllocator() = default;
+    template <class U>
+    CacheAlignedAllocator(const CacheAlignedAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+    template <class U>
+    friend bool operator==(const CacheAlignedAllocator&, const CacheAlignedAllocator<U>&) noexcept { return true; }
+};
+template <class T>
+using AlignedVector = std::vector<T, CacheAlignedAllocator<T>>;
+}  // namespace detail
 
 enum class Metric : std::uint32_t { cosine = 0, inner_product = 1, l2 = 2 };
 enum class Quantization : std::uint32_t { none = 0, float16 = 1, int8 = 2 };
@@ -405,8 +424,8 @@ private:
     static DuplicateError duplicate(DocId id) {
         return DuplicateError("VectorIndex: DocId " + std::to_string(id) + " is already indexed");
     }
-    template <class T>
-    static void grow(std::vector<T>& v, std::size_t needed) {
+    template <class V>
+    static void grow(V& v, std::size_t needed) {
         if (v.capacity() < needed) v.reserve(std::max(needed, v.capacity() * 2));
     }
 
@@ -569,13 +588,13 @@ private:
     std::size_t dim_;
     std::size_t stride16_ = 0;
     std::size_t stride8_ = 0;
-    std::vector<float> data_;            // rows x dim_, row-major
+    detail::AlignedVector<float> data_;  // rows x dim_, row-major
     std::vector<DocId> ids_;             // row -> DocId
     std::vector<float> norms2_;          // row -> |x|^2 (for l2)
     std::vector<std::uint8_t> dead_;     // row -> tombstone
-    std::vector<std::int8_t> q8_;        // rows x stride8_
+    detail::AlignedVector<std::int8_t> q8_;      // rows x stride8_
     std::vector<float> scale8_;          // row -> int8 scale
-    std::vector<std::uint16_t> f16_;     // rows x stride16_
+    detail::AlignedVector<std::uint16_t> f16_;   // rows x stride16_
     std::unordered_map<DocId, std::uint32_t> row_of_;
     std::size_t dead_count_ = 0;
     DocId next_id_ = 0;
