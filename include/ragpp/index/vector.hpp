@@ -524,7 +524,7 @@ private:
         return top.take_sorted();
     }
 
-    /// Approximate dot products of the query with rows [b, b + len), into `out`.
+    /// The query in the quantized copies' form.
     struct QuantizedQuery {
         std::vector<float> f;          // float16 path: the query padded to stride16
         std::vector<std::int16_t> i;   // int8 path: quantized query padded to stride8
@@ -545,34 +545,29 @@ private:
         }
         return qq;
     }
-    void approximate_dots(const QuantizedQuery& qq, std::size_t b, std::size_t len, float* out,
-                          std::int32_t* iscratch) const {
-        const auto& kern = detail::simd::kernels();
-        if (options_.quantization == Quantization::float16) {
-            kern.rows_f16(f16_.data() + b * stride16_, len, stride16_, qq.f.data(), out);
-        } else {
-            kern.rows_i8(q8_.data() + b * stride8_, len, stride8_, qq.i.data(), iscratch);
-            for (std::size_t j = 0; j < len; ++j) out[j] = static_cast<float>(iscratch[j]) * scale8_[b + j] * qq.scale;
-        }
-    }
-
     std::vector<Hit> search_quantized(const std::vector<float>& q, std::size_t k, const SearchOptions& options) const {
         if (sparse_allowed(options)) return search_exact(q, k, options);  // few rows: exact is cheaper
         const auto& kern = detail::simd::kernels();
         const float qn2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
         const std::size_t candidates = std::max(k * options_.rescore_factor, options_.min_rescore);
         const QuantizedQuery qq = quantize_query(q);
+        const bool int8 = options_.quantization == Quantization::int8;
+        const bool l2 = options_.metric == Metric::l2;
         detail::TopK approx(candidates);
         const std::size_t n = ids_.size();
         std::vector<float> scores(std::min(block_rows, n));
-        std::vector<std::int32_t> iscores(options_.quantization == Quantization::int8 ? scores.size() : 0);
+        std::vector<std::int32_t> iscores(int8 ? scores.size() : 0);
         for (std::size_t b = 0; b < n; b += block_rows) {
             const std::size_t len = std::min(block_rows, n - b);
-            approximate_dots(qq, b, len, scores.data(), iscores.data());
+            if (int8) kern.rows_i8(q8_.data() + b * stride8_, len, stride8_, qq.i.data(), iscores.data());
+            else kern.rows_f16(f16_.data() + b * stride16_, len, stride16_, qq.f.data(), scores.data());
             for (std::size_t j = 0; j < len; ++j) {
                 const std::size_t r = b + j;
+                float s = int8 ? static_cast<float>(iscores[j]) * scale8_[r] * qq.scale : scores[j];
+                if (l2) s = 2.0F * s - norms2_[r] - qn2;
+                if (s < approx.threshold()) continue;  // most rows stop here
                 if (dead_[r] != 0 || !options.allows(ids_[r])) continue;
-                approx.push(static_cast<DocId>(r), finish(scores[j], r, qn2));  // row number as id for now
+                approx.push(static_cast<DocId>(r), s);  // the row number as id, for now
             }
         }
         detail::TopK top(k);
