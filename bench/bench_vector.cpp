@@ -21,6 +21,9 @@
 #ifdef RAGPP_BENCH_FAISS
 #include <faiss/IndexFlat.h>
 #include <omp.h>
+// OpenBLAS (Debian's pthread build) has its own thread pool, which OpenMP's setting
+// does not limit: FAISS's batch search (sgemm) must be held to one thread as well.
+extern "C" void openblas_set_num_threads(int);
 #endif
 
 namespace {
@@ -259,6 +262,7 @@ int main(int argc, char** argv) {
 
 #ifdef RAGPP_BENCH_FAISS
         omp_set_num_threads(1);
+        openblas_set_num_threads(1);
         faiss::IndexFlatIP fi(static_cast<faiss::Index::idx_t>(dim));
         fi.add(static_cast<faiss::Index::idx_t>(n), m.data());
         std::vector<float> dist(k * std::max(nq, nb));

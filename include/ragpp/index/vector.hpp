@@ -5,7 +5,7 @@
 // products over the rows (a matrix-vector product computed by a SIMD kernel chosen at
 // run time for this CPU, detail/simd.hpp) feeding a bounded selection of the k best
 // (detail/topk.hpp); many queries are searched together as one blocked matrix product
-// S = Q X^T (a SIMD micro-kernel scoring four queries per row load, over blocks of
+// S = Q X^T (a SIMD micro-kernel scoring 4 rows x 4 queries per pass, over blocks of
 // rows that stay in cache).
 //
 // Scores (higher is better, ties by smaller DocId):
