@@ -342,7 +342,31 @@ __attribute__((target("avx512f,avx512bw,fma"))) inline void rows4q_f32_avx512(co
     const float* q1 = q + qstride;
     const float* q2 = q + 2 * qstride;
     const float* q3 = q + 3 * qstride;
-    for (std::size_t i = 0; i < n; ++i) {
+    std::size_t i = 0;
+    // 4 rows x 4 queries per pass: 16 accumulators, 8 loads for 16 FMAs.
+    for (; i + 4 <= n && tail == 0; i += 4) {
+        const float* r0 = rows + i * stride;
+        __m512 acc[4][4];
+        for (auto& row : acc)
+            for (auto& a : row) a = _mm512_setzero_ps();
+        for (std::size_t j = 0; j < body; j += 16) {
+            const __m512 x0 = _mm512_loadu_ps(r0 + j);
+            const __m512 x1 = _mm512_loadu_ps(r0 + stride + j);
+            const __m512 x2 = _mm512_loadu_ps(r0 + 2 * stride + j);
+            const __m512 x3 = _mm512_loadu_ps(r0 + 3 * stride + j);
+            const __m512 qs[4] = {_mm512_loadu_ps(q0 + j), _mm512_loadu_ps(q1 + j), _mm512_loadu_ps(q2 + j),
+                                  _mm512_loadu_ps(q3 + j)};
+            for (std::size_t t = 0; t < 4; ++t) {
+                acc[0][t] = _mm512_fmadd_ps(x0, qs[t], acc[0][t]);
+                acc[1][t] = _mm512_fmadd_ps(x1, qs[t], acc[1][t]);
+                acc[2][t] = _mm512_fmadd_ps(x2, qs[t], acc[2][t]);
+                acc[3][t] = _mm512_fmadd_ps(x3, qs[t], acc[3][t]);
+            }
+        }
+        for (std::size_t rr = 0; rr < 4; ++rr)
+            for (std::size_t t = 0; t < 4; ++t) out[t * out_stride + i + rr] = hsum512(acc[rr][t]);
+    }
+    for (; i < n; ++i) {
         const float* r = rows + i * stride;
         __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
         for (std::size_t j = 0; j < body; j += 16) {
@@ -409,6 +433,50 @@ __attribute__((target("avx512f,avx512bw"))) inline void rows_i8_avx512(const std
         out[i] = hsum512i(_mm512_add_epi32(acc0, acc1));
     }
 }
+/// int8 rows with AVX-512 VNNI (vpdpbusd multiplies unsigned by signed bytes): the
+/// query d (in [-127, 127]) is offset to u = d + 128 and
+///   sum_i c_i d_i = sum_i c_i u_i - 128 sum_i c_i,
+/// both sums by vpdpbusd (the second against a vector of ones). Four rows per pass,
+/// prefetching ahead.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline void rows_i8_vnni(const std::int8_t* rows, std::size_t n,
+                                                                               std::size_t stride, const std::int16_t* q,
+                                                                               std::int32_t* out) noexcept {
+    alignas(64) std::uint8_t u[4096];
+    if (stride > sizeof u) {  // very long vectors: the portable AVX-512BW kernel
+        rows_i8_avx512(rows, n, stride, q, out);
+        return;
+    }
+    for (std::size_t j = 0; j < stride; ++j) u[j] = static_cast<std::uint8_t>(q[j] + 128);
+    const __m512i ones = _mm512_set1_epi8(1);
+    const std::size_t body = stride / 64 * 64;
+    const __mmask64 tail = stride == body ? 0 : (~__mmask64{0}) >> (64 - (stride - body));
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const std::int8_t* r0 = rows + i * stride;
+        const char* pf = reinterpret_cast<const char*>(r0 + 32 * stride);  // 8 KB ahead for 256-d
+        for (std::size_t b = 0; b < 4 * stride; b += 64) _mm_prefetch(pf + b, _MM_HINT_T0);
+        __m512i d[4], c[4];
+        for (std::size_t k = 0; k < 4; ++k) d[k] = c[k] = _mm512_setzero_si512();
+        for (std::size_t j = 0; j < body; j += 64) {
+            const __m512i uu = _mm512_load_si512(u + j);
+            for (std::size_t k = 0; k < 4; ++k) {
+                const __m512i x = _mm512_loadu_si512(r0 + k * stride + j);
+                d[k] = _mm512_dpbusd_epi32(d[k], uu, x);
+                c[k] = _mm512_dpbusd_epi32(c[k], ones, x);
+            }
+        }
+        if (tail != 0) {
+            const __m512i uu = _mm512_maskz_loadu_epi8(tail, u + body);
+            for (std::size_t k = 0; k < 4; ++k) {
+                const __m512i x = _mm512_maskz_loadu_epi8(tail, r0 + k * stride + body);
+                d[k] = _mm512_dpbusd_epi32(d[k], uu, x);
+                c[k] = _mm512_dpbusd_epi32(c[k], ones, x);
+            }
+        }
+        for (std::size_t k = 0; k < 4; ++k) out[i + k] = hsum512i(_mm512_sub_epi32(d[k], _mm512_slli_epi32(c[k], 7)));
+    }
+    if (i < n) rows_i8_avx512(rows + i * stride, n - i, stride, q, out + i);
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -452,6 +520,7 @@ struct Kernels {
         k = Kernels{Isa::avx2, &dot_f32_avx2, &rows_f32_avx2, &rows_f16_avx2, &rows_i8_avx2, &rows4q_f32_avx2};
     } else if (isa == Isa::avx512) {
         k = Kernels{Isa::avx512, &dot_f32_avx512, &rows_f32_avx512, &rows_f16_avx512, &rows_i8_avx512, &rows4q_f32_avx512};
+        if (__builtin_cpu_supports("avx512vnni")) k.rows_i8 = &rows_i8_vnni;
     }
 #endif
     return k;

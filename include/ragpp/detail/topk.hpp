@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <vector>
 
 #include <ragpp/core/types.hpp>
@@ -16,6 +17,12 @@ public:
     explicit TopK(std::size_t k) : k_(k) { heap_.reserve(k); }
 
     [[nodiscard]] std::size_t capacity() const noexcept { return k_; }
+
+    /// A score below this cannot enter (-infinity until k hits are kept): lets a
+    /// scan skip most candidates with one comparison.
+    [[nodiscard]] float threshold() const noexcept {
+        return heap_.size() < k_ || k_ == 0 ? -std::numeric_limits<float>::infinity() : heap_.front().score;
+    }
 
     /// Offers one hit; kept when it is among the k best seen so far.
     void push(DocId id, float score) {

@@ -5,7 +5,7 @@
 // products over the rows (a matrix-vector product computed by a SIMD kernel chosen at
 // run time for this CPU, detail/simd.hpp) feeding a bounded selection of the k best
 // (detail/topk.hpp); many queries are searched together as one blocked matrix product
-// S = Q X^T (a SIMD micro-kernel scoring four queries per row load, over blocks of
+// S = Q X^T (a SIMD micro-kernel scoring 4 rows x 4 queries per pass, over blocks of
 // rows that stay in cache).
 //
 // Scores (higher is better, ties by smaller DocId):
@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +60,24 @@
 #include <ragpp/embed/hashing.hpp>
 
 namespace ragpp {
+
+namespace detail {
+/// Allocates on 64-byte (cache line) boundaries, so that a row's vector loads never
+/// straddle two lines for dimensions that are multiples of 16.
+template <class T>
+struct CacheAlignedAllocator {
+    using value_type = T;
+    CacheAlignedAllocator() = default;
+    template <class U>
+    CacheAlignedAllocator(const CacheAlignedAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+    template <class U>
+    friend bool operator==(const CacheAlignedAllocator&, const CacheAlignedAllocator<U>&) noexcept { return true; }
+};
+template <class T>
+using AlignedVector = std::vector<T, CacheAlignedAllocator<T>>;
+}  // namespace detail
 
 enum class Metric : std::uint32_t { cosine = 0, inner_product = 1, l2 = 2 };
 enum class Quantization : std::uint32_t { none = 0, float16 = 1, int8 = 2 };
@@ -405,8 +424,8 @@ private:
     static DuplicateError duplicate(DocId id) {
         return DuplicateError("VectorIndex: DocId " + std::to_string(id) + " is already indexed");
     }
-    template <class T>
-    static void grow(std::vector<T>& v, std::size_t needed) {
+    template <class V>
+    static void grow(V& v, std::size_t needed) {
         if (v.capacity() < needed) v.reserve(std::max(needed, v.capacity() * 2));
     }
 
@@ -505,7 +524,7 @@ private:
         return top.take_sorted();
     }
 
-    /// Approximate dot products of the query with rows [b, b + len), into `out`.
+    /// The query in the quantized copies' form.
     struct QuantizedQuery {
         std::vector<float> f;          // float16 path: the query padded to stride16
         std::vector<std::int16_t> i;   // int8 path: quantized query padded to stride8
@@ -526,34 +545,29 @@ private:
         }
         return qq;
     }
-    void approximate_dots(const QuantizedQuery& qq, std::size_t b, std::size_t len, float* out,
-                          std::int32_t* iscratch) const {
-        const auto& kern = detail::simd::kernels();
-        if (options_.quantization == Quantization::float16) {
-            kern.rows_f16(f16_.data() + b * stride16_, len, stride16_, qq.f.data(), out);
-        } else {
-            kern.rows_i8(q8_.data() + b * stride8_, len, stride8_, qq.i.data(), iscratch);
-            for (std::size_t j = 0; j < len; ++j) out[j] = static_cast<float>(iscratch[j]) * scale8_[b + j] * qq.scale;
-        }
-    }
-
     std::vector<Hit> search_quantized(const std::vector<float>& q, std::size_t k, const SearchOptions& options) const {
         if (sparse_allowed(options)) return search_exact(q, k, options);  // few rows: exact is cheaper
         const auto& kern = detail::simd::kernels();
         const float qn2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
         const std::size_t candidates = std::max(k * options_.rescore_factor, options_.min_rescore);
         const QuantizedQuery qq = quantize_query(q);
+        const bool int8 = options_.quantization == Quantization::int8;
+        const bool l2 = options_.metric == Metric::l2;
         detail::TopK approx(candidates);
         const std::size_t n = ids_.size();
         std::vector<float> scores(std::min(block_rows, n));
-        std::vector<std::int32_t> iscores(options_.quantization == Quantization::int8 ? scores.size() : 0);
+        std::vector<std::int32_t> iscores(int8 ? scores.size() : 0);
         for (std::size_t b = 0; b < n; b += block_rows) {
             const std::size_t len = std::min(block_rows, n - b);
-            approximate_dots(qq, b, len, scores.data(), iscores.data());
+            if (int8) kern.rows_i8(q8_.data() + b * stride8_, len, stride8_, qq.i.data(), iscores.data());
+            else kern.rows_f16(f16_.data() + b * stride16_, len, stride16_, qq.f.data(), scores.data());
             for (std::size_t j = 0; j < len; ++j) {
                 const std::size_t r = b + j;
+                float s = int8 ? static_cast<float>(iscores[j]) * scale8_[r] * qq.scale : scores[j];
+                if (l2) s = 2.0F * s - norms2_[r] - qn2;
+                if (s < approx.threshold()) continue;  // most rows stop here
                 if (dead_[r] != 0 || !options.allows(ids_[r])) continue;
-                approx.push(static_cast<DocId>(r), finish(scores[j], r, qn2));  // row number as id for now
+                approx.push(static_cast<DocId>(r), s);  // the row number as id, for now
             }
         }
         detail::TopK top(k);
@@ -569,13 +583,13 @@ private:
     std::size_t dim_;
     std::size_t stride16_ = 0;
     std::size_t stride8_ = 0;
-    std::vector<float> data_;            // rows x dim_, row-major
+    detail::AlignedVector<float> data_;  // rows x dim_, row-major
     std::vector<DocId> ids_;             // row -> DocId
     std::vector<float> norms2_;          // row -> |x|^2 (for l2)
     std::vector<std::uint8_t> dead_;     // row -> tombstone
-    std::vector<std::int8_t> q8_;        // rows x stride8_
+    detail::AlignedVector<std::int8_t> q8_;      // rows x stride8_
     std::vector<float> scale8_;          // row -> int8 scale
-    std::vector<std::uint16_t> f16_;     // rows x stride16_
+    detail::AlignedVector<std::uint16_t> f16_;   // rows x stride16_
     std::unordered_map<DocId, std::uint32_t> row_of_;
     std::size_t dead_count_ = 0;
     DocId next_id_ = 0;

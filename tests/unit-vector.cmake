@@ -1,0 +1,7 @@
+# The vector index tests once more with the SIMD kernels capped at AVX2 and at scalar
+# (RAGPP_SIMD), so every dispatch path of the index runs the brute-force oracles, not
+# only the best one this CPU has.
+foreach(_isa scalar avx2)
+  add_test(NAME "unit-vector: all cases with RAGPP_SIMD=${_isa}" COMMAND ${RAGPP_TEST_TARGET})
+  set_tests_properties("unit-vector: all cases with RAGPP_SIMD=${_isa}" PROPERTIES ENVIRONMENT "RAGPP_SIMD=${_isa}")
+endforeach()
