@@ -30,6 +30,7 @@
 #include <ragpp/filter/filter.hpp>
 #include <ragpp/filter/metadata_index.hpp>
 
+#include <ragpp/embed/dispatch.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/hashing.hpp>
 #include <ragpp/embed/model2vec.hpp>
