@@ -6,6 +6,7 @@
 #include "progress.hpp"
 
 #include <ragpp/chunk/chunker.hpp>
+#include <ragpp/embed/dispatch.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/hashing.hpp>
 #include <ragpp/embed/model2vec.hpp>
@@ -106,34 +107,16 @@ static_assert(ragpp::Embedder<AnyEmbedder>);
 
 AnyEmbedder make_embedder(const EngineConfig& c) {
     const ragpp::RolePrefixes prefixes{c.query_prefix, c.passage_prefix};
-    const std::string& spec = c.embedder;
-    const auto colon = spec.find(':');
-    const std::string kind = spec.substr(0, colon);
-    const std::string arg = colon == std::string::npos ? std::string() : spec.substr(colon + 1);
-    if (kind == "hashing") {
+    if (c.embedder.starts_with("hashing:")) {  // hashing with another dimension
+        const std::string dim = c.embedder.substr(8);
+        if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos || dim.size() > 6 || std::stoul(dim) == 0)
+            throw UsageError("--embedder hashing:DIM needs a positive dimension, got '" + dim + "'");
         ragpp::HashingOptions o;
-        if (!arg.empty()) {
-            if (arg.find_first_not_of("0123456789") != std::string::npos || arg.size() > 6)
-                throw UsageError("--embedder hashing:DIM needs a dimension, got '" + arg + "'");
-            o.dimension = std::stoul(arg);
-        }
+        o.dimension = std::stoul(dim);
         o.prefixes = prefixes;
-        return AnyEmbedder(ragpp::HashingEmbedder(o), spec);
+        return AnyEmbedder(ragpp::HashingEmbedder(o), c.embedder);
     }
-    if (kind == "model2vec" && !arg.empty()) {
-        ragpp::StaticEmbedderOptions o;
-        o.prefixes = prefixes;
-        return AnyEmbedder(ragpp::make_shared_embedder<ragpp::StaticEmbedder>(std::filesystem::path(arg), o), spec);
-    }
-    if (kind == "vectors" && !arg.empty()) {
-        ragpp::WordVectorOptions o;
-        o.prefixes = prefixes;
-        // Word vectors are looked up by surface word: the standard analyzer (case and
-        // accents folded, no stemming) keeps words a word-vector vocabulary knows.
-        return AnyEmbedder(ragpp::WordVectorEmbedder<AnyAnalyzer>(ragpp::WordVectors::load(arg), AnyAnalyzer("standard"), o),
-                           spec);
-    }
-    throw UsageError("--embedder '" + spec + "' is not one of hashing, hashing:DIM, model2vec:DIR, vectors:FILE");
+    return ragpp::with_embedder(c.embedder, prefixes, [&](auto embedder) { return AnyEmbedder(std::move(embedder), c.embedder); });
 }
 
 using Bm25 = ragpp::BM25Index<AnyAnalyzer>;
@@ -208,6 +191,7 @@ void declare_engine_options(ArgParser& p, bool with_chunking) {
                 "hashing")
         .option("query-prefix", "TEXT", "prepended to queries before embedding; E5 models need \"query: \"", "")
         .option("passage-prefix", "TEXT", "prepended to passages before embedding; E5 models need \"passage: \"", "")
+        .flag("e5", "the E5 prefixes: --query-prefix 'query: ' --passage-prefix 'passage: '")
         .option("variant", "NAME", "BM25 variant: lucene, robertson, atire, bm25l, bm25+, rank_bm25.BM25Okapi, ...",
                 "lucene")
         .option("delta", "X", "BM25L/BM25+ delta", "0.5");
@@ -253,6 +237,12 @@ EngineConfig engine_config(const ArgParser& p) {
     c.embedder = p.get("embedder");
     c.query_prefix = p.get("query-prefix");
     c.passage_prefix = p.get("passage-prefix");
+    if (p.has("e5")) {
+        if (!c.query_prefix.empty() || !c.passage_prefix.empty())
+            throw UsageError("--e5 sets both prefixes: do not give --query-prefix or --passage-prefix with it");
+        c.query_prefix = "query: ";
+        c.passage_prefix = "passage: ";
+    }
     c.variant = p.get("variant");
     (void)ragpp::parse_bm25_variant(c.variant);
     c.delta = p.number("delta");

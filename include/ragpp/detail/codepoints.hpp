@@ -1,6 +1,6 @@
 // ragpp detail: UTF-8 decoding and encoding for the embedders, and the Unicode
 // character classes the BERT normalizer and pre-tokenizer use (tables generated from
-// the Unicode Character Database 15.0 by tools/gen_bert_unicode_tables.py).
+// the Unicode Character Database 15.0 by scripts/gen_bert_unicode_tables.py).
 //
 // Decoding is lenient: an invalid or truncated sequence decodes as U+FFFD, one per
 // bad byte, so an embedder never throws on text and always gives the same vector for
