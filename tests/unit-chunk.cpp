@@ -221,7 +221,7 @@ TEST_CASE("Splitting: paragraphs first, then sentences, with overlap", "[chunk][
     CHECK(cs[2].raw == "w5");
 }
 
-TEST_CASE("Splitting: defaults are 400 tokens and 15% overlap; bad options throw", "[chunk][split]") {
+TEST_CASE("Splitting: defaults are 400 tokens and 15% overlap, bad options throw", "[chunk][split]") {
     ChunkOptions o;
     CHECK(o.max_tokens == 400);
     CHECK(o.overlap_tokens() == 60);

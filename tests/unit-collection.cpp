@@ -61,7 +61,7 @@ const std::string memo = "# Memo\n\nLunch menu: pasta.\n";
 
 }  // namespace
 
-TEST_CASE("Collection: sources become chunks; search honours access and filters", "[collection]") {
+TEST_CASE("Collection: sources become chunks, search honours access and filters", "[collection]") {
     C c = make_collection();
     const auto ids = c.add(Document{"contracts/mx200.md", contract, {}});
     REQUIRE(ids.size() == 2);
@@ -89,7 +89,7 @@ TEST_CASE("Collection: sources become chunks; search honours access and filters"
     CHECK(keys(c.search("notice rate", 10, Filter::all(), everyone, opts)) == Strings{"contracts/mx200.md:8"});
 }
 
-TEST_CASE("Collection: removing a source leaves nothing stale; ids are never reused", "[collection]") {
+TEST_CASE("Collection: removing a source leaves nothing stale, ids are never reused", "[collection]") {
     C c = make_collection();
     const auto old_ids = c.add(Document{"a.md", contract, {}});
     c.add(Document{"memo.md", memo, {{"groups", Strings{"staff"}}}});

@@ -131,7 +131,7 @@ TEST_CASE("Filter text syntax", "[filter][parse]") {
     }
 }
 
-TEST_CASE("Access: groups intersect; unlabeled documents follow the explicit default", "[filter][access]") {
+TEST_CASE("Access: groups intersect, unlabeled documents follow the explicit default", "[filter][access]") {
     const auto docs = small_collection();
     const auto idx = index_of(docs);
     const AccessPolicy deny;  // the default

@@ -118,7 +118,7 @@ TEST_CASE("Retriever add_document is all or nothing", "[retriever]") {
     CHECK(r.index<1>().size() == 2);
 }
 
-TEST_CASE("Retriever remove_document removes from every index; ids are never reused", "[retriever]") {
+TEST_CASE("Retriever remove_document removes from every index, ids are never reused", "[retriever]") {
     Retriever r(FixedIndex({"a", "b", "c"}), FixedIndex({"c", "b", "a"}));
     add_all(r, {"a", "b", "c"});
     r.remove_document(std::string_view("b"));

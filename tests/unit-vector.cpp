@@ -276,7 +276,7 @@ TEST_CASE("VectorIndex: quantized search returns exact scores and high recall", 
     CHECK(recall >= 0.99);
 }
 
-TEST_CASE("VectorIndex: save and load round-trip; damaged files are refused by name", "[vector][persistence]") {
+TEST_CASE("VectorIndex: save and load round-trip, damaged files are refused by name", "[vector][persistence]") {
     ragpp_test::TempDir dir;
     const auto path = dir.path / "v.idx";
     const std::size_t n = 300, dim = 8;

@@ -86,7 +86,7 @@ TEST_CASE("word vector files: malformed input is refused with file and line", "[
     CHECK_THROWS_AS(WordVectors::load(dir.path / "none.txt"), ragpp::IoError);
 }
 
-TEST_CASE("WordVectorEmbedder: the mean of known words, by hand; unknown words skipped", "[word-vectors]") {
+TEST_CASE("WordVectorEmbedder: the mean of known words, by hand, unknown words skipped", "[word-vectors]") {
     ragpp_test::TempDir dir;
     write(dir.path / "w.txt", "2 2\na 1 0\nb 0 2\n");
     auto wv = std::make_shared<const WordVectors>(WordVectors::load(dir.path / "w.txt"));
