@@ -77,6 +77,7 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/detail/hash.hpp>
+#include <ragpp/detail/identifiers.hpp>
 #include <ragpp/eval/question.hpp>
 #include <ragpp/index/store.hpp>
 #include <ragpp/retrieve/retriever.hpp>
@@ -250,34 +251,7 @@ namespace detail::evidence {
     return a + "\n" + b;
 }
 
-/// Identifiers of a text: ASCII runs of letters, digits, '-', '_', '.', '/' holding
-/// at least one letter and one digit, 3 characters or more, upper-cased.
-[[nodiscard]] inline std::set<std::string> identifiers(std::string_view s) {
-    std::set<std::string> out;
-    auto part = [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-               c == '.' || c == '/';
-    };
-    std::size_t i = 0;
-    while (i < s.size()) {
-        while (i < s.size() && !part(s[i])) ++i;
-        std::size_t b = i;
-        while (i < s.size() && part(s[i])) ++i;
-        std::size_t e = i;
-        while (e > b && (s[e - 1] == '.' || s[e - 1] == '-' || s[e - 1] == '/' || s[e - 1] == '_')) --e;
-        while (b < e && (s[b] == '.' || s[b] == '-' || s[b] == '/' || s[b] == '_')) ++b;
-        const std::string_view w = s.substr(b, e - b);
-        const bool letter = std::any_of(w.begin(), w.end(), [](char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; });
-        const bool digit = std::any_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
-        if (w.size() >= 3 && letter && digit) {
-            std::string u(w);
-            for (char& c : u)
-                if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
-            out.insert(std::move(u));
-        }
-    }
-    return out;
-}
+using ragpp::detail::identifiers;
 
 [[nodiscard]] inline std::string hex(std::uint64_t v, std::size_t digits) {
     static constexpr char h[] = "0123456789abcdef";
