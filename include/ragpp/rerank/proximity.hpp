@@ -71,6 +71,8 @@ struct ProximityBreakdown {
     std::size_t identifiers_asked = 0, identifiers_found = 0;
     /// MinDist; 0 when fewer than two words occur.
     std::size_t min_distance = 0;
+    /// The question's words (as written) that do not occur in the passage.
+    std::vector<std::string> missing;
 };
 
 /// A term's weight (e.g. its idf in the collection); must be >= 0.
@@ -101,6 +103,7 @@ public:
 
 private:
     struct Word {
+        std::string text;
         std::vector<std::string> terms;
         double weight = 1.0;
         bool identifier = false;
@@ -126,6 +129,7 @@ private:
             if (w.terms.empty()) continue;
             if (std::any_of(q.words.begin(), q.words.end(), [&](const Word& o) { return o.terms == w.terms; })) continue;
             w.identifier = detail::is_identifier(detail::trim_identifier(raw));
+            w.text = std::string(raw);
             if (term_weight_) {
                 w.weight = 0;
                 for (const auto& t : w.terms) {
@@ -166,6 +170,8 @@ private:
             if (found) {
                 ++b.matched;
                 covered += word.weight;
+            } else {
+                b.missing.push_back(word.text);
             }
             if (word.identifier && positions.count(word.terms.back()) != 0) ++b.identifiers_found;
         }
