@@ -4,10 +4,13 @@
 #include "cli.hpp"
 #include "engine.hpp"
 
+#include <ragpp/answer/abstain.hpp>
 #include <ragpp/eval/questions.hpp>
 #include <ragpp/eval/report.hpp>
 
 #include <algorithm>
+#include <memory>
+#include <span>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -88,9 +91,23 @@ int run_eval(cli::ArgParser& p) {
     const auto ks = parse_ks(p.get("k"));
     const std::size_t miss_k = p.count("passages");
     if (miss_k == 0) throw cli::UsageError("--passages must be >= 1");
+    std::vector<cli::Mode> mode_list;
+    for (const auto& m : p.all("mode")) mode_list.push_back(cli::parse_mode(m));
+    if (mode_list.empty()) mode_list = {cli::Mode::bm25, cli::Mode::vector, cli::Mode::hybrid};
+    // Each mode runs once per --rerank value (default: none only).
+    cli::apply_rerank_options(p, config);
+    std::vector<std::string> rerankers = p.all("rerank");
+    if (rerankers.empty()) rerankers = {"none"};
+    for (const auto& r : rerankers) cli::check_reranker(r);
     std::vector<cli::Mode> modes;
-    for (const auto& m : p.all("mode")) modes.push_back(cli::parse_mode(m));
-    if (modes.empty()) modes = {cli::Mode::bm25, cli::Mode::vector, cli::Mode::hybrid};
+    std::vector<std::string> mode_rerankers;
+    for (auto m : mode_list)
+        for (const auto& r : rerankers) {
+            modes.push_back(m);
+            mode_rerankers.push_back(r);
+        }
+    const double target = p.number("target-precision");
+    if (!(target > 0 && target <= 1)) throw cli::UsageError("--target-precision must be in (0, 1]");
 
     const auto questions = ragpp::read_questions(p.get("QUESTIONS"));
     if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
@@ -106,14 +123,23 @@ int run_eval(cli::ArgParser& p) {
     }
 
     std::vector<ragpp::PipelineReport> reports;
-    for (auto m : modes) {
+    std::vector<std::vector<double>> confidences(modes.size());
+    std::vector<std::string> file_names;
+    for (std::size_t i = 0; i < modes.size(); ++i) {
+        const auto m = modes[i];
         std::string name = cli::mode_name(m);
         if (m == cli::Mode::hybrid && (config.weights[0] != 1.0 || config.weights[1] != 1.0)) {
             std::ostringstream n;
             n << "hybrid(" << config.weights[0] << "," << config.weights[1] << ")";
             name = n.str();
         }
-        reports.push_back(engine.evaluate(questions, m, name, progress));
+        std::string file = cli::mode_name(m);
+        if (mode_rerankers[i] != "none") {
+            name += "+" + mode_rerankers[i];
+            file += "+" + mode_rerankers[i];
+        }
+        file_names.push_back(file);
+        reports.push_back(engine.evaluate(questions, m, name, progress, mode_rerankers[i], &confidences[i]));
     }
 
     std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
@@ -135,6 +161,24 @@ int run_eval(cli::ArgParser& p) {
                     r.name().c_str(), miss_k, ok, rank, retr, none);
     }
 
+    // Abstention (issue 8): with unanswerable questions in the set, how a confidence
+    // threshold separates them from the answerable ones, per pipeline.
+    std::vector<bool> answerable;
+    for (const auto& q : questions) answerable.push_back(!q.relevant.empty());
+    const auto unanswerable = static_cast<std::size_t>(std::count(answerable.begin(), answerable.end(), false));
+    if (unanswerable > 0 && unanswerable < questions.size()) {
+        std::printf("\nabstention: %zu answerable and %zu unanswerable questions; a question is kept when its "
+                    "confidence >= threshold (see docs/abstention.md)\n",
+                    questions.size() - unanswerable, unanswerable);
+        const std::unique_ptr<bool[]> flags(new bool[answerable.size()]);
+        for (std::size_t i = 0; i < answerable.size(); ++i) flags[i] = answerable[i];
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+            const auto c = ragpp::calibrate(confidences[i], std::span<const bool>(flags.get(), answerable.size()), target,
+                                            {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9});
+            std::printf("\n%s:\n%s", reports[i].name().c_str(), ragpp::format_calibration(c).c_str());
+        }
+    }
+
     if (p.has("json")) write_file(p.get("json"), ragpp::report_json(reports, ks, miss_k).dump(2) + "\n");
     if (p.has("svg")) write_file(p.get("svg"), ragpp::recall_chart_svg(reports, ks, ragpp::Measure::recall,
                                                                        "recall at k: " + p.get("QUESTIONS")));
@@ -144,7 +188,7 @@ int run_eval(cli::ArgParser& p) {
         for (std::size_t i = 0; i < reports.size(); ++i) {
             std::ostringstream run;
             ragpp::write_trec_run(run, reports[i]);
-            write_file(dir / (cli::mode_name(modes[i]) + ".run"), run.str());
+            write_file(dir / (file_names[i] + ".run"), run.str());
         }
         std::ostringstream qrels;
         ragpp::write_trec_qrels(qrels, questions);
@@ -159,6 +203,11 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                  .positional("QUESTIONS", "a JSON question set, a .tsv file (question<TAB>path:line) or a "
                                                           "BEIR folder")
                                  .repeated("mode", "M", "a pipeline: bm25, vector or hybrid [default: all three]")
+                                 .repeated("rerank", "R",
+                                           "rerank each mode's candidates: none, proximity or softmatch; repeat to "
+                                           "compare (each mode runs once per value) [default: none]")
+                                 .option("target-precision", "P",
+                                         "abstention: the precision the suggested threshold must reach", "0.9")
                                  .option("k", "K1,K2,...", "cut-offs of the metrics", "1,3,5,10,20")
                                  .option("passages", "N", "k at which a question is ok or a miss (the passages the model reads)",
                                          "5")
@@ -169,6 +218,7 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                  .flag("quiet", "no progress bar");
                              cli::declare_engine_options(p);
                              cli::declare_search_options(p);
+                             cli::declare_rerank_options(p);
                              p.epilog("Figures equal trec_eval's on the --run-dir files: trec_eval -c -m ndcg_cut -m recall "
                                       "-m recip_rank DIR/qrels.txt DIR/hybrid.run (run scores are rank-based so that "
                                       "trec_eval keeps our tie order).");

@@ -32,6 +32,17 @@ namespace ragpp::detail {
     return w;
 }
 
+/// `w` without leading and trailing ASCII punctuation ("Peru?" -> "Peru"); UTF-8
+/// letters are kept.
+[[nodiscard]] inline std::string_view trim_punctuation(std::string_view w) noexcept {
+    auto punct = [](char c) {
+        return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
+    };
+    while (!w.empty() && punct(w.front())) w.remove_prefix(1);
+    while (!w.empty() && punct(w.back())) w.remove_suffix(1);
+    return w;
+}
+
 /// The identifiers of a text (see is_identifier), upper-cased: maximal runs of
 /// identifier characters, trimmed.
 [[nodiscard]] inline std::set<std::string> identifiers(std::string_view s) {

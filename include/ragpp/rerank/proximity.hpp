@@ -129,7 +129,8 @@ private:
             if (w.terms.empty()) continue;
             if (std::any_of(q.words.begin(), q.words.end(), [&](const Word& o) { return o.terms == w.terms; })) continue;
             w.identifier = detail::is_identifier(detail::trim_identifier(raw));
-            w.text = std::string(raw);
+            w.text = std::string(detail::trim_punctuation(raw));
+            if (w.text.empty()) w.text = std::string(raw);
             if (term_weight_) {
                 w.weight = 0;
                 for (const auto& t : w.terms) {
