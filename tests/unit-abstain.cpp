@@ -79,6 +79,9 @@ TEST_CASE("calibrate: shares kept and refused, precision, suggested threshold", 
     const auto text = ragpp::format_calibration(c);
     CHECK(text.find("suggested threshold for precision >= 0.90") != std::string::npos);
     CHECK(text.find("0.800") != std::string::npos);
+    // The std::vector<bool> form gives the same rows.
+    const std::vector<bool> vans{true, true, true, false, false, false};
+    CHECK(ragpp::calibrate(conf, vans, 0.9).suggested->threshold == 0.8);
     // Errors.
     const bool two[] = {true, false};
     CHECK_THROWS_AS(ragpp::calibrate(conf, two), ragpp::InvalidArgument);

@@ -170,10 +170,8 @@ int run_eval(cli::ArgParser& p) {
         std::printf("\nabstention: %zu answerable and %zu unanswerable questions; a question is kept when its "
                     "confidence >= threshold (see docs/abstention.md)\n",
                     questions.size() - unanswerable, unanswerable);
-        const std::unique_ptr<bool[]> flags(new bool[answerable.size()]);
-        for (std::size_t i = 0; i < answerable.size(); ++i) flags[i] = answerable[i];
         for (std::size_t i = 0; i < reports.size(); ++i) {
-            const auto c = ragpp::calibrate(confidences[i], std::span<const bool>(flags.get(), answerable.size()), target,
+            const auto c = ragpp::calibrate(confidences[i], answerable, target,
                                             {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9});
             std::printf("\n%s:\n%s", reports[i].name().c_str(), ragpp::format_calibration(c).c_str());
         }

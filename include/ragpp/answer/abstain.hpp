@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -180,6 +181,15 @@ struct Calibration {
         }
     }
     return c;
+}
+
+/// The same with the answerable flags in a std::vector<bool> (which has no span).
+[[nodiscard]] inline Calibration calibrate(std::span<const double> confidences, const std::vector<bool>& answerable,
+                                           double target_precision = 0.9, std::vector<double> thresholds = {}) {
+    const std::unique_ptr<bool[]> flags(new bool[answerable.size()]);
+    for (std::size_t i = 0; i < answerable.size(); ++i) flags[i] = answerable[i];
+    return calibrate(confidences, std::span<const bool>(flags.get(), answerable.size()), target_precision,
+                     std::move(thresholds));
 }
 
 /// The table as text: one line per row, then the suggestion.
