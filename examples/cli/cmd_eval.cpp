@@ -4,10 +4,13 @@
 #include "cli.hpp"
 #include "engine.hpp"
 
+#include <ragpp/answer/abstain.hpp>
 #include <ragpp/eval/questions.hpp>
 #include <ragpp/eval/report.hpp>
 
 #include <algorithm>
+#include <memory>
+#include <span>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -88,9 +91,23 @@ int run_eval(cli::ArgParser& p) {
     const auto ks = parse_ks(p.get("k"));
     const std::size_t miss_k = p.count("passages");
     if (miss_k == 0) throw cli::UsageError("--passages must be >= 1");
-    std::vector<cli::PipelineSpec> pipelines;
-    for (const auto& m : p.all("mode")) pipelines.push_back(cli::parse_pipeline(m));
-    if (pipelines.empty()) pipelines = {{cli::Mode::bm25, {}}, {cli::Mode::vector, {}}, {cli::Mode::hybrid, {}}};
+    std::vector<cli::PipelineSpec> mode_list;
+    for (const auto& m : p.all("mode")) mode_list.push_back(cli::parse_pipeline(m));
+    if (mode_list.empty()) mode_list = {{cli::Mode::bm25, {}}, {cli::Mode::vector, {}}, {cli::Mode::hybrid, {}}};
+    // Each mode runs once per --rerank value (default: none only).
+    cli::apply_rerank_options(p, config);
+    std::vector<std::string> rerankers = p.all("rerank");
+    if (rerankers.empty()) rerankers = {"none"};
+    for (const auto& r : rerankers) cli::check_reranker(r);
+    std::vector<cli::PipelineSpec> modes;
+    std::vector<std::string> mode_rerankers;
+    for (const auto& m : mode_list)
+        for (const auto& r : rerankers) {
+            modes.push_back(m);
+            mode_rerankers.push_back(r);
+        }
+    const double target = p.number("target-precision");
+    if (!(target > 0 && target <= 1)) throw cli::UsageError("--target-precision must be in (0, 1]");
 
     const auto questions = ragpp::read_questions(p.get("QUESTIONS"));
     if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
@@ -106,23 +123,28 @@ int run_eval(cli::ArgParser& p) {
     }
 
     std::vector<ragpp::PipelineReport> reports;
+    std::vector<std::vector<double>> confidences(modes.size());
     std::vector<std::string> file_names;
-    for (const auto& pl : pipelines) {
-        std::string name = cli::mode_name(pl.mode);
-        const auto& w = pl.weights.empty() ? config.weights : pl.weights;
-        if (pl.mode == cli::Mode::hybrid && (w[0] != 1.0 || w[1] != 1.0)) {
-            std::ostringstream n;
+    for (std::size_t i = 0; i < modes.size(); ++i) {
+        const auto m = modes[i].mode;
+        std::string name = cli::mode_name(m);
+        std::string file = name;
+        const auto& w = modes[i].weights.empty() ? config.weights : modes[i].weights;
+        if (m == cli::Mode::hybrid && (w[0] != 1.0 || w[1] != 1.0)) {
+            std::ostringstream n, f;
             n << "hybrid(" << w[0] << "," << w[1] << ")";
+            f << "hybrid-" << w[0] << "_" << w[1];
             name = n.str();
+            file = f.str();
+        }
+        if (mode_rerankers[i] != "none") {
+            name += "+" + mode_rerankers[i];
+            file += "+" + mode_rerankers[i];
         }
         for (const auto& r : reports)
             if (r.name() == name) throw cli::UsageError("--mode: pipeline '" + name + "' given twice");
-        reports.push_back(engine.evaluate(questions, pl.mode, name, progress, pl.weights));
-        std::string file = name;
-        for (char& c : file)
-            if (c == '(' || c == ')' || c == ',') c = c == ',' ? '_' : '-';
-        while (!file.empty() && file.back() == '-') file.pop_back();
         file_names.push_back(file);
+        reports.push_back(engine.evaluate(questions, m, name, progress, mode_rerankers[i], &confidences[i], modes[i].weights));
     }
 
     std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
@@ -142,6 +164,22 @@ int run_eval(cli::ArgParser& p) {
         }
         std::printf("%s at k = %zu: %zu ok, %zu missed by ranking, %zu missed by retrieval, %zu without a relevant passage\n",
                     r.name().c_str(), miss_k, ok, rank, retr, none);
+    }
+
+    // Abstention (issue 8): with unanswerable questions in the set, how a confidence
+    // threshold separates them from the answerable ones, per pipeline.
+    std::vector<bool> answerable;
+    for (const auto& q : questions) answerable.push_back(!q.relevant.empty());
+    const auto unanswerable = static_cast<std::size_t>(std::count(answerable.begin(), answerable.end(), false));
+    if (unanswerable > 0 && unanswerable < questions.size()) {
+        std::printf("\nabstention: %zu answerable and %zu unanswerable questions; a question is kept when its "
+                    "confidence >= threshold (see docs/abstention.md)\n",
+                    questions.size() - unanswerable, unanswerable);
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+            const auto c = ragpp::calibrate(confidences[i], answerable, target,
+                                            {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9});
+            std::printf("\n%s:\n%s", reports[i].name().c_str(), ragpp::format_calibration(c).c_str());
+        }
     }
 
     if (p.has("json")) write_file(p.get("json"), ragpp::report_json(reports, ks, miss_k).dump(2) + "\n");
@@ -170,6 +208,11 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                  .repeated("mode", "M",
                                            "a pipeline: bm25, vector, hybrid, or hybrid:W1,W2 (fusion weights of this "
                                            "pipeline) [default: bm25, vector and hybrid]")
+                                 .repeated("rerank", "R",
+                                           "rerank each mode's candidates: none, proximity or softmatch; repeat to "
+                                           "compare (each mode runs once per value) [default: none]")
+                                 .option("target-precision", "P",
+                                         "abstention: the precision the suggested threshold must reach", "0.9")
                                  .option("k", "K1,K2,...", "cut-offs of the metrics", "1,3,5,10,20")
                                  .option("passages", "N", "k at which a question is ok or a miss (the passages the model reads)",
                                          "5")
@@ -180,6 +223,7 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                  .flag("quiet", "no progress bar");
                              cli::declare_engine_options(p);
                              cli::declare_search_options(p);
+                             cli::declare_rerank_options(p);
                              p.epilog("Figures equal trec_eval's on the --run-dir files: trec_eval -c -m ndcg_cut -m recall "
                                       "-m recip_rank DIR/qrels.txt DIR/hybrid.run (run scores are rank-based so that "
                                       "trec_eval keeps our tie order).");

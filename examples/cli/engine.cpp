@@ -16,6 +16,9 @@
 #include <ragpp/index/bm25.hpp>
 #include <ragpp/index/vector.hpp>
 #include <ragpp/io/beir.hpp>
+#include <ragpp/answer/abstain.hpp>
+#include <ragpp/rerank/reranker.hpp>
+#include <ragpp/rerank/soft_match.hpp>
 #include <ragpp/text/analyzer.hpp>
 
 #include <nlohmann/json.hpp>
@@ -253,6 +256,24 @@ EngineConfig engine_config(const ArgParser& p) {
     return c;
 }
 
+void declare_rerank_options(ArgParser& p) {
+    p.option("rerank-candidates", "N", "fused results the reranker re-scores", "50")
+        .option("rerank-weight", "X", "weight of the normalised fused score added to the reranker's", "0");
+}
+
+void apply_rerank_options(const ArgParser& p, EngineConfig& c) {
+    c.rerank_candidates = p.count("rerank-candidates");
+    if (c.rerank_candidates == 0) throw UsageError("--rerank-candidates must be >= 1");
+    c.rerank_weight = p.number("rerank-weight");
+    if (!(c.rerank_weight >= 0)) throw UsageError("--rerank-weight must be >= 0");
+}
+
+const std::string& check_reranker(const std::string& name) {
+    if (name != "none" && name != "proximity" && name != "softmatch")
+        throw UsageError("--rerank '" + name + "' is not none, proximity or softmatch");
+    return name;
+}
+
 PipelineSpec parse_pipeline(const std::string& spec) {
     const auto colon = spec.find(':');
     PipelineSpec p{parse_mode(spec.substr(0, colon)), {}};
@@ -311,7 +332,9 @@ std::vector<ragpp::Document> load_corpus(const std::filesystem::path& corpus, co
         Progress bar("chunking", files.size(), progress);
         for (const auto& f : files) {
             const ragpp::Document source{fs::relative(f, corpus).generic_string(), read_file(f), {}};
-            for (const auto& chunk : ragpp::chunk_document(source, chunking)) docs.push_back(chunk.to_document());
+            // The raw offset lets the evidence quote the raw span, not the context line.
+            for (const auto& chunk : ragpp::chunk_document(source, chunking))
+                docs.push_back(ragpp::document_with_raw_offset(chunk));
             bar.tick();
         }
         return docs;
@@ -343,7 +366,41 @@ struct Engine::Impl {
     Hybrid retriever;
     ragpp::MetadataIndex metadata;
 
-    Impl(EngineConfig c, Hybrid r) : config(std::move(c)), retriever(std::move(r)) {}
+    // Rerankers (issue 8). Their term weights read the BM25 index of this Impl, which
+    // never moves (it lives in a shared_ptr).
+    std::optional<ragpp::ProximityReranker<AnyAnalyzer>> proximity;
+    std::optional<ragpp::SoftMatchReranker<AnyEmbedder, AnyAnalyzer>> soft;
+
+    Impl(EngineConfig c, Hybrid r) : config(std::move(c)), retriever(std::move(r)) {
+        // Lucene's idf of a BM25 term: ln(1 + (N - df + 0.5) / (df + 0.5)).
+        auto idf = [this](std::string_view term) {
+            const auto n = static_cast<double>(retriever.size());
+            const auto df = static_cast<double>(retriever.index<0>().document_frequency(term));
+            return std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+        };
+        proximity.emplace(AnyAnalyzer(config.analyzer), ragpp::ProximityOptions{}, idf);
+        // Hashing vectors compare word forms, so the BM25 analyzer's terms suit them; word
+        // vectors and Model2Vec know surface words: the standard analyzer.
+        const bool surface = config.embedder.rfind("hashing", 0) != 0;
+        soft.emplace(retriever.index<1>().embedder(), AnyAnalyzer(surface ? "standard" : config.analyzer),
+                     ragpp::SoftMatchOptions{}, [this, idf](std::string_view term) {
+                         std::vector<std::string> terms;
+                         retriever.index<0>().analyzer().analyze(term, terms);
+                         double w = 0;
+                         for (const auto& t : terms) w = std::max(w, idf(t));
+                         return w;
+                     });
+    }
+
+    std::vector<ragpp::Result> rerank(const std::string& reranker, std::string_view query,
+                                      std::vector<ragpp::Result> fused, std::size_t keep) const {
+        const ragpp::RerankOptions o{config.rerank_candidates, std::max<std::size_t>(keep, 1), config.rerank_weight};
+        if (reranker == "proximity") return ragpp::rerank(query, std::move(fused), *proximity, o);
+        if (reranker == "softmatch") return ragpp::rerank(query, std::move(fused), *soft, o);
+        check_reranker(reranker);
+        if (fused.size() > keep) fused.resize(keep);
+        return fused;
+    }
 
     void index_metadata() {
         for (ragpp::DocId id = 0; id < retriever.store().capacity(); ++id)
@@ -463,8 +520,28 @@ std::vector<ragpp::Result> Engine::search(const std::string& query, std::size_t 
     return impl_->retriever.search(query, k, o);
 }
 
+std::vector<ragpp::Result> Engine::search(const std::string& query, std::size_t k, Mode mode, const std::string& filter,
+                                          const std::string& reranker) const {
+    if (reranker == "none") return search(query, k, mode, filter);
+    return impl_->rerank(reranker, query, search(query, std::max(k, impl_->config.rerank_candidates), mode, filter), k);
+}
+
+ragpp::ProximityBreakdown Engine::explain(const std::string& question, const ragpp::Document& doc) const {
+    return impl_->proximity->explain(question, doc.text);
+}
+
+ragpp::NeighbourFn Engine::neighbours() const { return ragpp::store_neighbours(impl_->retriever.store()); }
+
 ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
-                                       bool progress, const std::vector<double>& weights) const {
+                                       bool progress) const {
+    return evaluate(questions, mode, name, progress, "none", nullptr, {});
+}
+
+ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
+                                       bool progress, const std::string& reranker, std::vector<double>* confidences,
+                                       const std::vector<double>& weights) const {
+    check_reranker(reranker);
+    if (confidences) confidences->clear();
     auto o = impl_->options(mode);
     if (mode == Mode::hybrid && !weights.empty()) o.weights = weights;
     const std::size_t all = impl_->config.candidates * 2;
@@ -475,7 +552,7 @@ ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode
             analysis_seconds = 0;
             embedding_seconds = 0;
             ragpp::SearchTimings t;
-            const auto results = impl_->retriever.search(q, all, o, t);
+            auto results = impl_->retriever.search(q, all, o, t);
             if (mode != Mode::vector) {
                 times.emplace_back("analysis", analysis_seconds);
                 times.emplace_back("bm25", t.index_seconds[0] - analysis_seconds);
@@ -485,6 +562,13 @@ ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode
                 times.emplace_back("vector", t.index_seconds[1] - embedding_seconds);
             }
             times.emplace_back("fusion", t.fusion_seconds);
+            if (reranker != "none") {
+                const auto t0 = Clock::now();
+                const std::size_t n = results.size();
+                results = impl_->rerank(reranker, q, std::move(results), n);
+                times.emplace_back("rerank", std::chrono::duration<double>(Clock::now() - t0).count());
+            }
+            if (confidences) confidences->push_back(ragpp::confidence(ragpp::confidence_signals(results)));
             std::vector<ragpp::Retrieved> out;
             out.reserve(results.size());
             for (const auto& r : results) out.push_back({r.document->id, r.score});

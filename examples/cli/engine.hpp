@@ -4,8 +4,10 @@
 // only this small interface.
 #pragma once
 
+#include <ragpp/answer/evidence.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/eval/evaluate.hpp>
+#include <ragpp/rerank/proximity.hpp>
 #include <ragpp/eval/question.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
@@ -32,6 +34,10 @@ struct EngineConfig {
     double rrf_k = 60;
     std::vector<double> weights{1.0, 1.0};
     std::size_t candidates = 100;
+    // --- reranking (issue 8): none | proximity | softmatch ---
+    std::string reranker = "none";
+    std::size_t rerank_candidates = 50;
+    double rerank_weight = 0.0;
 };
 
 /// Declares the index-shaping options on a parser, and reads them back.
@@ -40,6 +46,13 @@ EngineConfig engine_config(const ArgParser& p);
 /// Declares and reads the search-time knobs (--rrf-k, --weights, --candidates, --k1, --b).
 void declare_search_options(ArgParser& p);
 void apply_search_options(const ArgParser& p, EngineConfig& c);
+
+/// Declares and reads the rerank knobs (--rerank-candidates, --rerank-weight; --rerank
+/// itself is declared by each command, repeated for eval, single for ask).
+void declare_rerank_options(ArgParser& p);
+void apply_rerank_options(const ArgParser& p, EngineConfig& c);
+/// Throws UsageError unless `name` is none, proximity or softmatch.
+const std::string& check_reranker(const std::string& name);
 
 enum class Mode { bm25, vector, hybrid };
 Mode parse_mode(const std::string& name);
@@ -76,9 +89,22 @@ public:
                                                     const std::string& filter = {}) const;
     /// Every question through one pipeline: the whole candidate list is evaluated;
     /// stages are analysis, bm25, embedding, vector, fusion.
-    /// `weights` overrides the configured fusion weights (hybrid mode only).
     [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
-                                                 bool progress, const std::vector<double>& weights = {}) const;
+                                                 bool progress) const;
+    /// The same, reranked by `reranker` (none, proximity, softmatch): the first
+    /// config().rerank_candidates fused results re-scored, k kept.
+    [[nodiscard]] std::vector<ragpp::Result> search(const std::string& query, std::size_t k, Mode mode,
+                                                    const std::string& filter, const std::string& reranker) const;
+    /// evaluate() with a rerank stage (stage "rerank"); when `confidences` is given, it
+    /// receives each question's abstention confidence (answer/abstain.hpp), in order.
+    [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
+                                                 bool progress, const std::string& reranker,
+                                                 std::vector<double>* confidences,
+                                                 const std::vector<double>& weights = {}) const;
+    /// Which words of `question` occur in `doc` (the proximity reranker's breakdown).
+    [[nodiscard]] ragpp::ProximityBreakdown explain(const std::string& question, const ragpp::Document& doc) const;
+    /// The chunks around a chunk, for evidence neighbour expansion.
+    [[nodiscard]] ragpp::NeighbourFn neighbours() const;
     /// Labels of `questions` that match no document of the index (reported, not hidden).
     [[nodiscard]] std::vector<std::string> unmatched_labels(const ragpp::QuestionSet& questions) const;
 

@@ -46,6 +46,14 @@
 #include <ragpp/retrieve/fusion.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
+#include <ragpp/rerank/proximity.hpp>
+#include <ragpp/rerank/reranker.hpp>
+#include <ragpp/rerank/soft_match.hpp>
+
+#include <ragpp/answer/abstain.hpp>
+#include <ragpp/answer/evidence.hpp>
+#include <ragpp/answer/neutralize.hpp>
+
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/metrics.hpp>
 #include <ragpp/eval/question.hpp>

@@ -81,9 +81,11 @@ inline std::string lpad(std::string s, std::size_t w) {
     std::ostringstream o;
     if (reports.size() < 2) return {};
     o << "differences with " << reports.front().name() << " (paired randomization test, " << trials << " trials):\n";
+    std::size_t w = 10;
+    for (const auto& r : reports) w = std::max(w, r.name().size() + 2);
     for (std::size_t p = 1; p < reports.size(); ++p) {
         for (Measure m : {Measure::ndcg, Measure::recall}) {
-            o << "  " << detail::pad(reports[p].name(), 10) << detail::pad(std::string(measure_name(m)), 7);
+            o << "  " << detail::pad(reports[p].name(), w) << detail::pad(std::string(measure_name(m)), 7);
             for (std::size_t k : ks) {
                 const auto t = paired_randomization_test(reports.front().per_question(m, k),
                                                          reports[p].per_question(m, k), trials);
@@ -94,7 +96,7 @@ inline std::string lpad(std::string s, std::size_t w) {
         }
         const auto t = paired_randomization_test(reports.front().per_question(Measure::mrr, no_cutoff),
                                                  reports[p].per_question(Measure::mrr, no_cutoff), trials);
-        o << "  " << detail::pad(reports[p].name(), 10) << detail::pad("mrr", 7) << "  " << detail::fmt("%+.4f", t.difference)
+        o << "  " << detail::pad(reports[p].name(), w) << detail::pad("mrr", 7) << "  " << detail::fmt("%+.4f", t.difference)
           << " (p=" << detail::fmt("%.3f", t.p_value) << ")\n";
     }
     return o.str();

@@ -42,6 +42,15 @@ struct ListTrace {
     std::optional<double> score;
 };
 
+/// A reranked result's history (rerank/reranker.hpp): its 1-based rank and score in
+/// the fused list, the reranker's score, and its 1-based rank after reranking.
+struct RerankTrace {
+    std::size_t fused_rank = 0;
+    double fused_score = 0.0;
+    double reranker_score = 0.0;
+    std::size_t rank = 0;
+};
+
 /// One result of Retriever::search.
 struct Result {
     DocId id = 0;
@@ -51,6 +60,9 @@ struct Result {
     std::shared_ptr<const Document> document;
     /// trace[i] is the result's rank and score in index i's list.
     std::vector<ListTrace> trace;
+    /// Set by the rerank stage (rerank/reranker.hpp) on the candidates it re-scored;
+    /// `score` is then the stage's score and the fused score is kept here.
+    std::optional<RerankTrace> rerank;
 };
 
 /// Wall time of one search, per stage, in seconds: each index's search (its query
