@@ -3,8 +3,9 @@
 # real documents that every machine with CMake has: CMake's own reStructuredText
 # documentation (Help/ under CMake's root, found through CMake itself). It indexes
 # it, evaluates BM25, vector and hybrid retrieval on examples/cmake-questions.json
-# (68 questions we wrote: identifiers, paraphrases, mixed, unanswerable), and shows
-# three searches with their citations and traces. No download.
+# (68 questions we wrote: identifiers, paraphrases, mixed, unanswerable), calibrates
+# abstention, shows three searches with their citations and traces and one evidence
+# block from `ragpp ask`. No download.
 source "$(dirname "$0")/common.sh"
 
 ensure_packages "${RAGPP_REQUIRED_PACKAGES[@]}"
@@ -36,6 +37,13 @@ for q in "CMP0077" \
   log "ragpp search \"$q\""
   "$BIN/ragpp" search "$OUT/index" --k 3 "$q"
 done
+
+log "ragpp eval: abstention calibration of BM25 + proximity reranking (10 unanswerable questions)"
+"$BIN/ragpp" eval "$HELP" examples/cmake-questions.json --quiet --mode bm25 --rerank proximity \
+  | sed -n '/^abstention/,$p'
+
+log "ragpp ask: the evidence block a model would read"
+"$BIN/ragpp" ask "$OUT/index" --passages 2 --budget 300 "What does policy CMP0077 change about option()?"
 
 log "examples"
 for ex in "$BIN"/examples/example_*; do
