@@ -30,6 +30,32 @@ namespace ragpp::detail {
 
 static_assert(std::endian::native == std::endian::little, "ragpp's binary files assume a little-endian host");
 
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename,
+/// so a crash mid-save leaves any previous file intact. Throws IoError.
+inline void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
+    auto tmp = path;
+    tmp += ".tmp-" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) throw IoError("cannot open '" + tmp.string() + "' for writing");
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        out.flush();
+        if (!out) {
+            out.close();
+            std::error_code ec;
+            std::filesystem::remove(tmp, ec);
+            throw IoError("cannot write '" + tmp.string() + "' (disk full?)");
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::error_code ignored;
+        std::filesystem::remove(tmp, ignored);
+        throw IoError("cannot rename '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+    }
+}
+
 class BinaryWriter {
 public:
     explicit BinaryWriter(std::string_view magic) { bytes(magic.data(), magic.size()); }
@@ -54,26 +80,7 @@ public:
     void commit(const std::filesystem::path& path) {
         const std::uint64_t sum = fnv1a64(buf_.data(), buf_.size());
         put(sum);
-        std::filesystem::path tmp = path;
-        tmp += ".tmp-" + std::to_string(::getpid());
-        {
-            std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-            if (!out) throw IoError("cannot write '" + tmp.string() + "'");
-            out.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-            out.flush();
-            if (!out) {
-                out.close();
-                std::error_code ec;
-                std::filesystem::remove(tmp, ec);
-                throw IoError("cannot write '" + tmp.string() + "' (disk full?)");
-            }
-        }
-        std::error_code ec;
-        std::filesystem::rename(tmp, path, ec);
-        if (ec) {
-            std::filesystem::remove(tmp, ec);
-            throw IoError("cannot rename '" + tmp.string() + "' to '" + path.string() + "'");
-        }
+        write_file_atomically(path, std::string_view(buf_.data(), buf_.size()));
     }
 
 private:

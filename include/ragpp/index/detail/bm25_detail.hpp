@@ -19,6 +19,8 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/binary_file.hpp>
+#include <ragpp/detail/hash.hpp>
 
 namespace ragpp::detail::bm25 {
 
@@ -195,16 +197,10 @@ private:
 
 // --- binary format ----------------------------------------------------------------
 
-/// FNV-1a, 64 bits (Fowler, Noll, Vo; parameters from the IETF draft
-/// draft-eastlake-fnv): h = (h xor byte) * 0x100000001b3, from 0xcbf29ce484222325.
-[[nodiscard]] inline std::uint64_t fnv1a64(std::string_view bytes) noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (unsigned char c : bytes) {
-        h ^= c;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
+// The checksum (FNV-1a 64, detail/hash.hpp) and the atomic write (temporary file +
+// rename, detail/binary_file.hpp) are the ones every ragpp index file uses.
+using ragpp::detail::fnv1a64;
+using ragpp::detail::write_file_atomically;
 
 /// Appends little-endian integers, doubles and length-prefixed strings to a buffer.
 class Writer {
@@ -273,32 +269,6 @@ private:
     std::size_t base_;
     std::size_t pos_ = 0;
 };
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename,
-/// so a crash mid-save leaves any previous file intact. Throws IoError.
-inline void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
-    auto tmp = path;
-    tmp += ".tmp-" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw IoError("cannot open '" + tmp.string() + "' for writing");
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        out.flush();
-        if (!out) {
-            out.close();
-            std::error_code ec;
-            std::filesystem::remove(tmp, ec);
-            throw IoError("cannot write '" + tmp.string() + "' (disk full?)");
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::error_code ignored;
-        std::filesystem::remove(tmp, ignored);
-        throw IoError("cannot rename '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
-    }
-}
 
 /// The whole content of a file; IoError when it cannot be opened or read.
 inline std::string read_whole_file(const std::filesystem::path& path) {
