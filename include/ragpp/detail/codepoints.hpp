@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <ragpp/detail/bert_unicode_tables.hpp>
+#include <ragpp/text/utf8.hpp>
 
 namespace ragpp::detail {
 
@@ -53,23 +54,10 @@ inline char32_t next_codepoint(std::string_view s, std::size_t& i) noexcept {
     return out;
 }
 
-inline void append_utf8(std::string& out, char32_t cp) {
-    if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-}
+/// Encoding is text/utf8.hpp's (every code point the decoder above yields is a scalar
+/// value, so its surrogate check never fires here).
+using ragpp::text::append_utf8;
+
 [[nodiscard]] inline std::string encode_utf8(std::u32string_view s) {
     std::string out;
     out.reserve(s.size());
