@@ -258,3 +258,23 @@ TEST_CASE("Retriever::evaluate runs a question set over the fused candidates", "
     CHECK(stages[2].first == "fusion");
     CHECK_THROWS_AS(r.evaluate(qs, {}, "x", {"only one"}), InvalidArgument);
 }
+
+TEST_CASE("Retriever add_documents: same ids as one by one, and all or nothing", "[retriever]") {
+    Retriever one(FixedIndex({"a", "b", "c"}), FixedIndex({"c", "b", "a"}, "poison"));
+    Retriever many(FixedIndex({"a", "b", "c"}), FixedIndex({"c", "b", "a"}, "poison"));
+    add_all(one, {"a", "b", "c"});
+    CHECK(many.add_documents({doc("a"), doc("b"), doc("c")}) == std::vector<DocId>{0, 1, 2});
+    CHECK(keys_of(many.search("q", 10)) == keys_of(one.search("q", 10)));
+
+    // The second index rejects the last document of a batch: nothing of the batch stays.
+    CHECK_THROWS_AS(many.add_documents({doc("d"), doc("e", "poison pill")}), InvalidArgument);
+    CHECK(many.size() == 3);
+    CHECK(many.index<0>().size() == 3);
+    CHECK(many.index<1>().size() == 3);
+    CHECK_FALSE(many.store().find("d").has_value());
+    // A key repeated inside the batch fails in the store; the ids are given back.
+    CHECK_THROWS_AS(many.add_documents({doc("f"), doc("f")}), DuplicateError);
+    CHECK(many.size() == 3);
+    CHECK_FALSE(many.store().find("f").has_value());
+    CHECK(many.add_document(doc("d")) == 3u);
+}

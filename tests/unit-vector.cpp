@@ -1,3 +1,4 @@
+#include <ragpp/embed/hashing.hpp>
 #include <ragpp/index/vector.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
@@ -325,4 +326,30 @@ TEST_CASE("VectorIndex plugs into a Retriever with the built-in HashingEmbedder"
     // Both texts share word parts with the query ("vector", "search"); the banana does not.
     const std::set<std::string> top{res[0].document->id, res[1].document->id};
     CHECK(top == std::set<std::string>{"d1", "d3"});
+}
+
+TEST_CASE("VectorIndex: add_documents embeds in one batch and equals add_document", "[vector]") {
+    std::vector<ragpp::Document> docs;
+    for (int i = 0; i < 20; ++i) docs.push_back({"d" + std::to_string(i), "text number " + std::to_string(i * 7), {}});
+    ragpp::VectorIndex<ragpp::HashingEmbedder> one(ragpp::HashingEmbedder{}), many(ragpp::HashingEmbedder{});
+    std::vector<ragpp::DocId> ids;
+    std::vector<const ragpp::Document*> ptrs;
+    for (ragpp::DocId i = 0; i < docs.size(); ++i) {
+        one.add_document(i, docs[i]);
+        ids.push_back(i);
+        ptrs.push_back(&docs[i]);
+    }
+    many.add_documents(ids, ptrs);
+    const auto a = one.search("text number 21", 5), b = many.search("text number 21", 5);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        CHECK(a[i].id == b[i].id);
+        CHECK(a[i].score == Approx(b[i].score).margin(1e-6));
+    }
+    // A duplicate id anywhere in the batch: nothing is stored.
+    std::vector<ragpp::DocId> dup{100, 5};
+    std::vector<const ragpp::Document*> two{&docs[0], &docs[1]};
+    CHECK_THROWS_AS(many.add_documents(dup, two), ragpp::DuplicateError);
+    CHECK(many.size() == 20);
+    CHECK_FALSE(many.contains(100));
 }

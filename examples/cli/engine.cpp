@@ -28,6 +28,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 
 namespace cli {
@@ -424,10 +425,15 @@ Engine Engine::build(std::vector<ragpp::Document> docs, EngineConfig config, boo
     Hybrid r(retriever_options(config), Bm25(AnyAnalyzer(config.analyzer), bm25_params(config)),
              Vectors(make_embedder(config)));
     auto impl = std::make_shared<Impl>(std::move(config), std::move(r));
+    // Slices of 256 documents: an embedder that batches (a transformer) gets whole
+    // batches for its threads, and the progress bar still moves.
     Progress bar("indexing", docs.size(), progress);
-    for (auto& d : docs) {
-        impl->retriever.add_document(std::move(d));
-        bar.tick();
+    constexpr std::size_t slice = 256;
+    for (std::size_t i = 0; i < docs.size(); i += slice) {
+        const std::size_t n = std::min(slice, docs.size() - i);
+        impl->retriever.add_documents(std::vector<ragpp::Document>(std::make_move_iterator(docs.begin() + static_cast<std::ptrdiff_t>(i)),
+                                                                   std::make_move_iterator(docs.begin() + static_cast<std::ptrdiff_t>(i + n))));
+        bar.tick(n);
     }
     bar.finish();
     impl->index_metadata();

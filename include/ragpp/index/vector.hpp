@@ -143,6 +143,19 @@ public:
         const Eigen::VectorXf v = embedder_.embed(doc.text, Role::passage);
         add_vector(id, v);
     }
+    /// Embeds many documents together (one embed_batch call: a transformer batches and
+    /// threads it) and stores doc i under ids[i]. All or nothing, like add_vectors.
+    void add_documents(std::span<const DocId> ids, std::span<const Document* const> docs) {
+        if (ids.size() != docs.size())
+            throw DimensionError("VectorIndex::add_documents: " + std::to_string(ids.size()) + " ids for " +
+                                 std::to_string(docs.size()) + " documents");
+        for (DocId id : ids)
+            if (contains(id)) throw duplicate(id);
+        std::vector<std::string> texts;
+        texts.reserve(docs.size());
+        for (const Document* d : docs) texts.push_back(d->text);
+        add_vectors(ids, embedder_.embed_batch(texts, Role::passage));
+    }
     /// Standalone use: stores `doc` under the next free id (one past the largest).
     DocId add_document(const Document& doc) {
         const DocId id = next_id_;

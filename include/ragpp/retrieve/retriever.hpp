@@ -15,11 +15,13 @@
 // (shared lock for search, unique lock for writes) to mix both.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -137,6 +139,29 @@ public:
     void add_document(DocId id, Document doc) {
         auto stored = store_.insert(id, std::move(doc));
         add_to_indexes<0>(id, *stored);
+    }
+
+    /// Stores and indexes many documents at once; returns their ids, in order. An index
+    /// with `add_documents(ids, docs)` (VectorIndex: one embed_batch call, which a
+    /// transformer batches and threads) receives them together, the others one by one.
+    /// All or nothing: on any exception no index and not the store keep any of them.
+    std::vector<DocId> add_documents(std::vector<Document> docs) {
+        std::vector<DocId> ids;
+        std::vector<const Document*> stored;
+        ids.reserve(docs.size());
+        stored.reserve(docs.size());
+        try {
+            for (auto& d : docs) {
+                const DocId id = store_.next_id();
+                stored.push_back(store_.insert(id, std::move(d)).get());
+                ids.push_back(id);
+            }
+        } catch (...) {
+            undo_batch<0>(ids, ids.size());
+            throw;
+        }
+        add_batch_to_indexes<0>(ids, stored);
+        return ids;
     }
 
     /// Removes the document from every index and from the store. Throws NotFoundError
@@ -260,6 +285,53 @@ private:
             add_to_indexes<I + 1>(id, doc);
         }
     }
+    template <std::size_t I>
+    void add_batch_to_indexes(const std::vector<DocId>& ids, const std::vector<const Document*>& docs) {
+        if constexpr (I < index_count) {
+            auto& index = std::get<I>(indexes_);
+            std::size_t done = 0;  // documents index I holds when it fails one by one
+            try {
+                if constexpr (requires { index.add_documents(std::span<const DocId>(ids),
+                                                             std::span<const Document* const>(docs)); }) {
+                    index.add_documents(std::span<const DocId>(ids), std::span<const Document* const>(docs));
+                } else {
+                    for (; done < ids.size(); ++done) index.add_document(ids[done], *docs[done]);
+                }
+            } catch (...) {
+                for (std::size_t j = 0; j < done; ++j) {
+                    try {
+                        index.remove_document(ids[j]);
+                    } catch (...) {
+                    }
+                }
+                undo_batch<I>(ids, ids.size());
+                throw;
+            }
+            add_batch_to_indexes<I + 1>(ids, docs);
+        }
+    }
+    /// Removes `ids` from indexes [0, I) and the first `stored` of them from the store,
+    /// newest first (so the store gives the ids back).
+    template <std::size_t I>
+    void undo_batch(const std::vector<DocId>& ids, std::size_t stored) noexcept {
+        if constexpr (I > 0) {
+            for (DocId id : ids) {
+                try {
+                    std::get<I - 1>(indexes_).remove_document(id);
+                } catch (...) {
+                }
+            }
+            undo_batch<I - 1>(ids, stored);
+        } else {
+            for (std::size_t j = std::min(stored, ids.size()); j-- > 0;) {
+                try {
+                    store_.undo_insert(ids[j]);
+                } catch (...) {
+                }
+            }
+        }
+    }
+
     /// Removes `id` from indexes [0, I) and from the store, after index I failed.
     template <std::size_t I>
     void undo_add(DocId id) noexcept {
