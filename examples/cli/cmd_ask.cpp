@@ -35,7 +35,7 @@ std::string ranks_of(const ragpp::Result& r, cli::Mode mode) {
 }
 
 int run_ask(cli::ArgParser& p) {
-    auto engine = cli::Engine::load(p.get("DIR"));
+    auto engine = cli::Engine::load(p.get("DIR"), p.count("threads"));
     cli::apply_search_options(p, engine.config());
     cli::apply_rerank_options(p, engine.config());
     const auto mode = cli::parse_mode(p.get("mode"));
@@ -171,6 +171,7 @@ const cli::Register reg{{"ask", "the evidence block for a question (numbered, ci
                                                      "instead of drawing it at random")
                                  .flag("json", "print JSON for programs");
                              cli::declare_search_options(p);
+                             cli::declare_threads_option(p);
                              cli::declare_rerank_options(p);
                              p.epilog("The evidence goes to stdout, the confidence to stderr. A refusal exits 0 too; "
                                       "--json says \"answered\": false.");

@@ -87,6 +87,7 @@ void print_questions(const std::vector<ragpp::PipelineReport>& reports, std::siz
 int run_eval(cli::ArgParser& p) {
     const bool progress = !p.has("quiet") && cli::stderr_is_terminal();
     cli::EngineConfig config = cli::engine_config(p);
+    config.threads = p.count("threads");
     cli::apply_search_options(p, config);
     const auto ks = parse_ks(p.get("k"));
     const std::size_t miss_k = p.count("passages");
@@ -222,6 +223,7 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                  .flag("per-question", "print every question even for large sets")
                                  .flag("quiet", "no progress bar");
                              cli::declare_engine_options(p);
+                             cli::declare_threads_option(p);
                              cli::declare_search_options(p);
                              cli::declare_rerank_options(p);
                              p.epilog("Figures equal trec_eval's on the --run-dir files: trec_eval -c -m ndcg_cut -m recall "

@@ -11,6 +11,7 @@ int run_index(cli::ArgParser& p) {
     const auto start = std::chrono::steady_clock::now();
     const bool progress = !p.has("quiet") && cli::stderr_is_terminal();
     cli::EngineConfig config = cli::engine_config(p);
+    config.threads = p.count("threads");
     auto docs = cli::load_corpus(p.get("CORPUS"), config, progress);
     const std::size_t n = docs.size();
     const auto engine = cli::Engine::build(std::move(docs), config, progress);
@@ -27,6 +28,7 @@ const cli::Register reg{{"index", "chunk and index a corpus into an index folder
                                  .option("out", "DIR", "the index folder to write")
                                  .flag("quiet", "no progress bar");
                              cli::declare_engine_options(p);
+                             cli::declare_threads_option(p);
                              p.epilog(
                                  "Role prefixes: E5 models (intfloat/e5-*, multilingual-e5-*) expect \"query: \" before "
                                  "a query and \"passage: \" before a passage; without them their results degrade "

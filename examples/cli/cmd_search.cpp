@@ -22,7 +22,7 @@ std::string first_lines(const std::string& text, std::size_t max_chars) {
 }
 
 int run_search(cli::ArgParser& p) {
-    auto engine = cli::Engine::load(p.get("DIR"));
+    auto engine = cli::Engine::load(p.get("DIR"), p.count("threads"));
     cli::apply_search_options(p, engine.config());
     const auto mode = cli::parse_mode(p.get("mode"));
     const std::size_t k = p.count("k");
@@ -68,6 +68,7 @@ const cli::Register reg{{"search", "search an index folder; print citations, fus
                                            "(several are and-ed)")
                                  .flag("json", "print JSON for programs");
                              cli::declare_search_options(p);
+                             cli::declare_threads_option(p);
                          },
                          run_search}};
 

@@ -6,6 +6,7 @@
 
 #include <ragpp/answer/evidence.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/embed/embedder.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/rerank/proximity.hpp>
 #include <ragpp/eval/question.hpp>
@@ -27,6 +28,10 @@ struct EngineConfig {
     /// hashing[:DIM] | model2vec:DIR | vectors:FILE
     std::string embedder = "hashing";
     std::string query_prefix, passage_prefix;
+    /// Transformer embedders and cross-encoders: weights as float32 ("none") or "int8".
+    std::string quantize = "none";
+    /// Threads of transformer embedding and reranking (0: every core).
+    std::size_t threads = 0;
     std::string variant = "lucene";
     double k1 = 0.9, b = 0.4, delta = 0.5;
     std::size_t max_tokens = 400;
@@ -34,7 +39,7 @@ struct EngineConfig {
     double rrf_k = 60;
     std::vector<double> weights{1.0, 1.0};
     std::size_t candidates = 100;
-    // --- reranking (issue 8): none | proximity | softmatch ---
+    // --- reranking: none | proximity | softmatch | cross-encoder:DIR ---
     std::string reranker = "none";
     std::size_t rerank_candidates = 50;
     double rerank_weight = 0.0;
@@ -42,6 +47,9 @@ struct EngineConfig {
 
 /// Declares the index-shaping options on a parser, and reads them back.
 void declare_engine_options(ArgParser& p, bool with_chunking = true);
+/// Only the embedder's options (--embedder, prefixes, --e5, --quantize), and reading them.
+void declare_embedder_options(ArgParser& p);
+void apply_embedder_options(const ArgParser& p, EngineConfig& c);
 EngineConfig engine_config(const ArgParser& p);
 /// Declares and reads the search-time knobs (--rrf-k, --weights, --candidates, --k1, --b).
 void declare_search_options(ArgParser& p);
@@ -51,7 +59,7 @@ void apply_search_options(const ArgParser& p, EngineConfig& c);
 /// itself is declared by each command, repeated for eval, single for ask).
 void declare_rerank_options(ArgParser& p);
 void apply_rerank_options(const ArgParser& p, EngineConfig& c);
-/// Throws UsageError unless `name` is none, proximity or softmatch.
+/// Throws UsageError unless `name` is none, proximity, softmatch or cross-encoder:DIR.
 const std::string& check_reranker(const std::string& name);
 
 enum class Mode { bm25, vector, hybrid };
@@ -75,8 +83,9 @@ class Engine {
 public:
     /// Indexes `docs` (progress on stderr when `progress`).
     static Engine build(std::vector<ragpp::Document> docs, EngineConfig config, bool progress);
-    /// Loads an index folder written by save().
-    static Engine load(const std::filesystem::path& dir);
+    /// Loads an index folder written by save(); `threads` for a transformer embedder
+    /// and cross-encoders (0: every core).
+    static Engine load(const std::filesystem::path& dir, std::size_t threads = 0);
     /// Writes manifest.json, documents.jsonl, bm25.idx and vector.idx into `dir`.
     void save(const std::filesystem::path& dir) const;
 
@@ -114,6 +123,17 @@ private:
     explicit Engine(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
     std::shared_ptr<Impl> impl_;
 };
+
+/// Embeds `texts` with the embedder `config` names (the `ragpp embed` subcommand);
+/// a progress bar on stderr when `progress`.
+ragpp::RowMatrixXf embed_texts(const EngineConfig& config, const std::vector<std::string>& texts, ragpp::Role role,
+                               bool progress);
+/// Scores each passage with the reranker `config.reranker` names (`ragpp rerank`): a
+/// cross-encoder's raw logit.
+std::vector<double> rerank_texts(const EngineConfig& config, const std::string& query,
+                                 const std::vector<std::string>& passages);
+/// Declares --threads (0: every core).
+void declare_threads_option(ArgParser& p);
 
 /// "path:line" and heading path of a stored chunk, for citations.
 std::string citation(const ragpp::Document& doc);
