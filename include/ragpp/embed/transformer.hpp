@@ -79,7 +79,7 @@ enum class TransformerFamily { bert, xlm_roberta };
 
 /// How the encoder's linear layers are computed: float32, or int8 weights (per output
 /// channel) with per-row dynamic int8 activations (detail::nn::LinearI8).
-enum class Quantization { none, int8 };
+enum class TransformerQuantization { none, int8 };
 
 namespace detail {
 
@@ -333,8 +333,8 @@ private:
 class Dense {
 public:
     Dense() = default;
-    Dense(const std::vector<float>& w, std::size_t n_out, std::size_t n_in, const std::vector<float>& b, Quantization q)
-        : int8_(q == Quantization::int8) {
+    Dense(const std::vector<float>& w, std::size_t n_out, std::size_t n_in, const std::vector<float>& b, TransformerQuantization q)
+        : int8_(q == TransformerQuantization::int8) {
         if (int8_) i8_ = detail::nn::LinearI8(w.data(), n_out, n_in, b.data());
         else f32_ = detail::nn::LinearF32(w.data(), n_out, n_in, b.data());
     }
@@ -353,7 +353,7 @@ private:
 }  // namespace detail
 
 struct TransformerModelOptions {
-    Quantization quantize = Quantization::none;
+    TransformerQuantization quantize = TransformerQuantization::none;
     /// Memory-map model.safetensors (default) or read it into memory.
     SafeTensors::Load load = SafeTensors::Load::mmap;
 };
@@ -442,7 +442,7 @@ public:
     [[nodiscard]] bool has_pooler() const noexcept { return has_pooler_; }
     /// The tensor name prefix found in the file ("", "bert." or "roberta.").
     [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
-    [[nodiscard]] Quantization quantization() const noexcept { return options_.quantize; }
+    [[nodiscard]] TransformerQuantization quantization() const noexcept { return options_.quantize; }
 
     /// The last hidden states of `batch`, packed: the rows of sequence b are
     /// offsets[b] .. offsets[b+1] of `hidden` (hidden_size floats each). `offsets` gets
@@ -543,8 +543,9 @@ private:
     };
 
     detail::Dense dense(const detail::TensorReader& r, const std::string& name, std::size_t n_out, std::size_t n_in) const {
-        return detail::Dense(r.floats(name + ".weight", {n_out, n_in}), n_out, n_in, r.floats(name + ".bias", {n_out}),
-                             options_.quantize);
+        const auto w = r.floats(name + ".weight", {n_out, n_in});  // weight first: errors name it before the bias
+        const auto b = r.floats(name + ".bias", {n_out});
+        return detail::Dense(w, n_out, n_in, b, options_.quantize);
     }
     /// LayerNorm parameters: weight/bias, or gamma/beta in old TF-converted checkpoints.
     static std::vector<float> ln(const detail::TensorReader& r, const std::string& name, bool gamma, std::size_t H) {
@@ -713,7 +714,7 @@ struct TransformerEmbedderOptions {
     std::size_t threads = 0;
     /// Texts per forward pass in embed_batch.
     std::size_t batch_size = 32;
-    Quantization quantize = Quantization::none;
+    TransformerQuantization quantize = TransformerQuantization::none;
     /// Tokens per text, special tokens included (0: the folder's max_seq_length).
     std::size_t max_seq_length = 0;
     /// Called after each batch of embed_batch with (texts done, texts in total), from

@@ -43,7 +43,7 @@ struct CrossEncoderOptions {
     std::size_t threads = 0;
     /// Pairs per forward pass.
     std::size_t batch_size = 32;
-    Quantization quantize = Quantization::none;
+    TransformerQuantization quantize = TransformerQuantization::none;
     /// Tokens per pair, special tokens included (0: the folder's model_max_length).
     std::size_t max_length = 0;
     /// Score = sigmoid(logit) instead of the raw logit.
