@@ -1,19 +1,43 @@
 // ragpp: HfTokenizer, the parts of a HuggingFace `tokenizer.json` that static
-// embedding models (Model2Vec) use, computing the same token ids as the `tokenizers`
-// library with add_special_tokens = false.
+// embedding models (Model2Vec) and transformer encoders (BERT, XLM-RoBERTa) use,
+// computing the same token ids as the `tokenizers` library.
 //
 // Supported:
 //   normalizers     BertNormalizer (clean_text, handle_chinese_chars, strip_accents,
 //                   lowercase), Lowercase, Strip, StripAccents, Replace (a String
-//                   pattern, or the Regex `\s+`), Sequence, null
+//                   pattern, or the Regex `\s+` or ` {2,}`), Precompiled (SentencePiece's
+//                   charsmap, see below), Sequence, null
 //   pre-tokenizers  BertPreTokenizer, Metaspace (prepend_scheme always/first/never,
 //                   split), WhitespaceSplit, Sequence, null
 //   models          WordPiece (greedy longest match first), Unigram (Viterbi, as in
 //                   SentencePiece: Kudo 2018, "Subword Regularization"), WordLevel
 //   added tokens    matched literally in the raw text before normalization.
-// Anything else (the Precompiled normalizer of SentencePiece conversions, NFKC, other
-// regexes, BPE, byte fallback, ...) makes the constructor throw UnsupportedError
-// naming the feature and the file: never a silently wrong token sequence.
+//   post-processors TemplateProcessing, BertProcessing, RobertaProcessing, Sequence of
+//                   those with ByteLevel (which only moves offsets), null: used by
+//                   encode_special() and encode_pair().
+//   truncation      encode_special / encode_pair take max_length (the total with the
+//                   special tokens) and cut content tokens from the right, the pair with
+//                   HF's longest_first rule (tokenizers/src/utils/truncation.rs). The
+//                   file's own "truncation" object is NOT applied: it is only reported by
+//                   truncation_max_length(); sentence-transformers and transformers pass
+//                   max_length explicitly, which overrides it.
+// Anything else (NFKC, other regexes, BPE, byte fallback, ...) makes the constructor
+// throw UnsupportedError naming the feature and the file: never a silently wrong token
+// sequence.
+//
+// Precompiled: the base64 `precompiled_charsmap` is a little-endian uint32 trie size
+// in bytes, a darts-clone double-array trie of uint32 units, then the replacement
+// strings (NUL-terminated, indexed by the trie's values) -- sentencepiece's
+// normalizer.cc (DecodePrecompiledCharsMap, NormalizePrefix) and darts-clone's
+// DoubleArrayUnit. Normalization is SentencePiece's: at each position the longest
+// prefix found in the trie is replaced by its string, else one UTF-8 character is
+// copied. HF `tokenizers` (normalizers/precompiled.rs) instead works per extended
+// grapheme cluster: a cluster shorter than 6 bytes whose SHORTEST trie prefix exists is
+// replaced whole by that prefix's string, any other cluster character by character.
+// The two agree unless a multi-code-point cluster is involved (e.g. decomposed Hangul
+// jamo, or a mapped base character followed by a combining mark that no key covers):
+// a documented difference. Sizes are validated when loading (FormatError naming the
+// file); a trie whose units point outside the array is a FormatError when met.
 //
 // Known approximations (documented in docs/embedders.md): strip_accents decomposes
 // each character (NFD) and drops non-spacing marks without canonical reordering, which
@@ -27,6 +51,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -41,6 +66,146 @@
 #include <ragpp/detail/codepoints.hpp>
 
 namespace ragpp {
+
+namespace detail {
+
+/// Decodes standard base64 (RFC 4648 alphabet, '=' padding required as HF's
+/// BASE64_STANDARD does). Returns nullopt on any invalid character or length.
+[[nodiscard]] inline std::optional<std::string> decode_base64(std::string_view in) {
+    auto value = [](char c) -> int {
+        if (c >= 'A' && c <= 'Z') return c - 'A';
+        if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+        if (c >= '0' && c <= '9') return c - '0' + 52;
+        if (c == '+') return 62;
+        if (c == '/') return 63;
+        return -1;
+    };
+    if (in.size() % 4 != 0) return std::nullopt;
+    std::string out;
+    out.reserve(in.size() / 4 * 3);
+    for (std::size_t i = 0; i < in.size(); i += 4) {
+        const bool last = i + 4 == in.size();
+        int v[4];
+        int pad = 0;
+        for (int k = 0; k < 4; ++k) {
+            const char c = in[i + static_cast<std::size_t>(k)];
+            if (c == '=' && last && k >= 2) {
+                v[k] = 0;
+                ++pad;
+                continue;
+            }
+            if (pad > 0) return std::nullopt;  // data after padding
+            v[k] = value(c);
+            if (v[k] < 0) return std::nullopt;
+        }
+        const std::uint32_t n = (static_cast<std::uint32_t>(v[0]) << 18) | (static_cast<std::uint32_t>(v[1]) << 12) |
+                                (static_cast<std::uint32_t>(v[2]) << 6) | static_cast<std::uint32_t>(v[3]);
+        // Canonical encoding: the bits dropped by the padding are zero.
+        if ((pad == 1 && (n & 0xFF) != 0) || (pad == 2 && (n & 0xFFFF) != 0)) return std::nullopt;
+        out.push_back(static_cast<char>((n >> 16) & 0xFF));
+        if (pad < 2) out.push_back(static_cast<char>((n >> 8) & 0xFF));
+        if (pad < 1) out.push_back(static_cast<char>(n & 0xFF));
+    }
+    return out;
+}
+
+/// SentencePiece's precompiled character map: a darts-clone double-array trie over
+/// UTF-8 bytes whose values index NUL-terminated replacement strings.
+///
+/// Blob layout (sentencepiece normalizer.cc, DecodePrecompiledCharsMap): uint32 LE trie
+/// size in bytes, the trie (uint32 LE units), then the replacement strings.
+/// Unit layout (darts-clone darts.h, DoubleArrayUnit): bit 8 has_leaf; bits 0-7 the
+/// label, bit 31 set on value units (so a value unit never matches a label); value =
+/// bits 0-30; offset = (unit >> 10) << 8 when bit 9 is set, else unit >> 10. A search
+/// starts at position 0 XOR offset(unit 0); each byte c moves to pos ^ c, which must
+/// carry label c, then to pos ^ offset; when that unit has a leaf, unit[pos] is a value
+/// for the prefix read so far.
+class CharsMap {
+public:
+    /// Parses `blob`; throws FormatError naming `source` when the sizes do not fit.
+    CharsMap(std::string_view blob, std::string source) : source_(std::move(source)) {
+        if (blob.size() < 4) bad("is " + std::to_string(blob.size()) + " bytes, too short for the trie size");
+        const std::uint32_t trie_bytes = load_u32(blob.data());
+        if (trie_bytes == 0 || trie_bytes % 4 != 0)
+            bad("trie size " + std::to_string(trie_bytes) + " is not a positive multiple of 4");
+        if (trie_bytes > blob.size() - 4)
+            bad("trie size " + std::to_string(trie_bytes) + " exceeds the " + std::to_string(blob.size() - 4) +
+                " bytes after the size field");
+        units_.resize(trie_bytes / 4);
+        for (std::size_t i = 0; i < units_.size(); ++i) units_[i] = load_u32(blob.data() + 4 + 4 * i);
+        normalized_.assign(blob.substr(4 + std::size_t{trie_bytes}));
+        // The strings must be valid UTF-8 (HF refuses the map otherwise).
+        if (encode_utf8(decode_utf8(normalized_)) != normalized_) bad("replacement strings are not valid UTF-8");
+    }
+
+    /// The longest prefix of `s` (from byte `at`) in the trie: {length in bytes,
+    /// replacement}, length 0 when none. A NUL byte ends the key, as in darts-clone.
+    [[nodiscard]] std::pair<std::size_t, std::string_view> longest_prefix(std::string_view s, std::size_t at) const {
+        std::size_t best_len = 0;
+        std::uint32_t best_value = 0;
+        std::size_t pos = offset(unit(0));
+        for (std::size_t k = at; k < s.size(); ++k) {
+            const auto c = static_cast<unsigned char>(s[k]);
+            if (c == 0) break;
+            pos ^= c;
+            const std::uint32_t u = unit(pos);
+            if ((u & 0x800000FFu) != c) break;  // label
+            pos ^= offset(u);
+            if ((u >> 8) & 1u) {  // has_leaf
+                best_len = k - at + 1;
+                best_value = unit(pos) & 0x7FFFFFFFu;
+            }
+        }
+        if (best_len == 0) return {0, {}};
+        if (best_value >= normalized_.size())
+            bad("trie value " + std::to_string(best_value) + " is beyond the " + std::to_string(normalized_.size()) +
+                " bytes of replacement strings");
+        std::string_view rest = std::string_view(normalized_).substr(best_value);
+        return {best_len, rest.substr(0, std::min(rest.find('\0'), rest.size()))};
+    }
+
+    /// SentencePiece's normalization of UTF-8 text (the charsmap part only: no
+    /// whitespace handling, which the tokenizer.json expresses with other components).
+    [[nodiscard]] std::string normalize(std::string_view in) const {
+        std::string out;
+        out.reserve(in.size());
+        for (std::size_t i = 0; i < in.size();) {
+            const auto [len, rep] = longest_prefix(in, i);
+            if (len > 0) {
+                out += rep;
+                i += len;
+            } else {
+                const std::size_t start = i;
+                next_codepoint(in, i);
+                out.append(in, start, i - start);
+            }
+        }
+        return out;
+    }
+
+    [[nodiscard]] std::size_t num_units() const noexcept { return units_.size(); }
+
+private:
+    static std::uint32_t load_u32(const char* p) noexcept {
+        const auto* b = reinterpret_cast<const unsigned char*>(p);
+        return std::uint32_t{b[0]} | (std::uint32_t{b[1]} << 8) | (std::uint32_t{b[2]} << 16) | (std::uint32_t{b[3]} << 24);
+    }
+    static std::size_t offset(std::uint32_t u) noexcept { return std::size_t{u >> 10} << ((u & (1u << 9)) >> 6); }
+    std::uint32_t unit(std::size_t pos) const {
+        if (pos >= units_.size())
+            bad("trie unit " + std::to_string(pos) + " is beyond the " + std::to_string(units_.size()) + " units");
+        return units_[pos];
+    }
+    [[noreturn]] void bad(const std::string& what) const {
+        throw FormatError("'" + source_ + "': normalizer Precompiled: precompiled_charsmap " + what);
+    }
+
+    std::string source_;
+    std::vector<std::uint32_t> units_;
+    std::string normalized_;
+};
+
+}  // namespace detail
 
 class HfTokenizer {
 public:
@@ -92,6 +257,74 @@ public:
         return ids;
     }
 
+    /// Token ids and token type ids (segment ids) of an input with its special tokens.
+    struct Encoding {
+        std::vector<TokenId> ids;
+        std::vector<std::uint32_t> type_ids;
+    };
+
+    /// `text` with the post-processor's special tokens (e.g. [CLS] text [SEP]). With
+    /// max_length > 0, content tokens are cut from the end so that the total, special
+    /// tokens included, is at most max_length (HF: truncation=True, max_length,
+    /// direction right, stride 0). Throws InvalidArgument when max_length is smaller
+    /// than the special tokens alone.
+    [[nodiscard]] Encoding encode_special(std::string_view text, std::size_t max_length = 0) const {
+        std::vector<TokenId> a = encode(text);
+        if (max_length > 0) {
+            const std::size_t budget = content_budget(max_length, false);
+            if (a.size() > budget) a.resize(budget);
+        }
+        return post_process(a, nullptr);
+    }
+
+    /// The pair (a, b) with special tokens (e.g. [CLS] a [SEP] b [SEP]), as a
+    /// cross-encoder reads it. With max_length > 0 the content is truncated with HF's
+    /// longest_first rule (tokenizers/src/utils/truncation.rs, stride 0, direction
+    /// right): with n1 <= n2 the content lengths and m = max_length minus the special
+    /// tokens, the shorter keeps n1 and the longer max(n1, m - n1) when that fits,
+    /// otherwise they get m / 2 and m / 2 + m % 2 (the longer the larger half; at equal
+    /// lengths b is "the longer").
+    [[nodiscard]] Encoding encode_pair(std::string_view a, std::string_view b, std::size_t max_length = 0) const {
+        std::vector<TokenId> x = encode(a), y = encode(b);
+        if (max_length > 0) {
+            const std::size_t m = content_budget(max_length, true);
+            if (x.size() + y.size() > m) {
+                std::size_t n1 = x.size(), n2 = y.size();
+                const bool swap = n1 > n2;
+                if (swap) std::swap(n1, n2);
+                n2 = n1 > m ? n1 : std::max(n1, m - n1);
+                if (n1 + n2 > m) {
+                    n1 = m / 2;
+                    n2 = n1 + m % 2;
+                }
+                if (swap) std::swap(n1, n2);
+                if (x.size() > n1) x.resize(n1);
+                if (y.size() > n2) y.resize(n2);
+            }
+        }
+        return post_process(x, &y);
+    }
+
+    /// How many special tokens the post-processor adds to one input or to a pair.
+    [[nodiscard]] std::size_t num_special_tokens(bool pair) const noexcept {
+        std::size_t n = 0;
+        for (const auto& piece : pair ? pair_template_ : single_template_) n += piece.ids.size();
+        return n;
+    }
+
+    /// The padding token: the "padding" object's pad_id, else "[PAD]" or "<pad>" when
+    /// in the vocabulary.
+    [[nodiscard]] std::optional<TokenId> pad_id() const {
+        if (pad_) return pad_;
+        if (auto id = token_to_id("[PAD]")) return id;
+        return token_to_id("<pad>");
+    }
+
+    /// The max_length of the file's own "truncation" object, if any. Not applied by
+    /// encode_special / encode_pair (callers pass max_length; transformers and
+    /// sentence-transformers do the same and override it).
+    [[nodiscard]] std::optional<std::size_t> truncation_max_length() const noexcept { return truncation_max_; }
+
     /// The normalized text (for tests and debugging).
     [[nodiscard]] std::u32string normalize(std::string_view text) const {
         std::u32string s = detail::decode_utf8(text);
@@ -122,10 +355,20 @@ public:
 
 private:
     struct Normalizer {
-        enum Kind { bert, lowercase, strip, strip_accents, replace_string, replace_whitespace_regex } kind = bert;
+        enum Kind {
+            bert,
+            lowercase,
+            strip,
+            strip_accents,
+            replace_string,
+            replace_whitespace_regex,
+            replace_spaces_regex,
+            precompiled
+        } kind = bert;
         bool clean_text = true, chinese = true, strip_acc = true, lower = true;  // bert
         bool left = true, right = true;                                          // strip
         std::u32string pattern, content;                                          // replace
+        std::shared_ptr<const detail::CharsMap> charsmap;                          // precompiled
     };
     struct PreTokenizer {
         enum Kind { bert, metaspace, whitespace_split } kind = bert;
@@ -134,7 +377,123 @@ private:
         bool split = true;
     };
 
+    /// One element of a post-processing template: a special token (its ids) or the
+    /// content of input A (seq 0) or B (seq 1), each with its type id.
+    struct TemplatePiece {
+        std::vector<TokenId> ids;  // empty for a sequence
+        int seq = -1;              // -1: special token
+        std::uint32_t type_id = 0;
+    };
+
     HfTokenizer() = default;
+
+    std::size_t content_budget(std::size_t max_length, bool pair) const {
+        const std::size_t specials = num_special_tokens(pair);
+        if (max_length < specials)
+            throw InvalidArgument("'" + source_ + "': max_length " + std::to_string(max_length) + " is smaller than the " +
+                                  std::to_string(specials) + " special tokens of the post_processor");
+        return max_length - specials;
+    }
+
+    Encoding post_process(const std::vector<TokenId>& a, const std::vector<TokenId>* b) const {
+        Encoding e;
+        if (!has_post_processor_) {  // HF: the inputs concatenated, type ids 0 and 1
+            e.ids = a;
+            e.type_ids.assign(a.size(), 0);
+            if (b) {
+                e.ids.insert(e.ids.end(), b->begin(), b->end());
+                e.type_ids.resize(e.ids.size(), 1);
+            }
+            return e;
+        }
+        for (const auto& piece : b ? pair_template_ : single_template_) {
+            const std::vector<TokenId>& src = piece.seq < 0 ? piece.ids : piece.seq == 0 ? a : *b;
+            e.ids.insert(e.ids.end(), src.begin(), src.end());
+            e.type_ids.resize(e.ids.size(), piece.type_id);
+        }
+        return e;
+    }
+
+    TokenId special_id(const nlohmann::json& j, const std::string& what) const {
+        // BertProcessing / RobertaProcessing: "cls": ["[CLS]", 101]
+        if (!j.is_array() || j.size() != 2 || !j[0].is_string() || !j[1].is_number_unsigned())
+            bad("post_processor " + what + " is not [token, id]");
+        const auto id = j[1].get<TokenId>();
+        if (id >= tokens_.size()) bad("post_processor " + what + " id " + std::to_string(id) + " is beyond the vocab");
+        return id;
+    }
+
+    std::vector<TemplatePiece> load_template(const nlohmann::json& j, const nlohmann::json& specials,
+                                             const std::string& name, bool pair) const {
+        if (!j.is_array()) bad("post_processor TemplateProcessing '" + name + "' is not a list");
+        std::vector<TemplatePiece> out;
+        for (const auto& item : j) {
+            TemplatePiece piece;
+            const bool special = item.is_object() && item.contains("SpecialToken");
+            const bool sequence = item.is_object() && item.contains("Sequence");
+            if (!special && !sequence) bad("post_processor TemplateProcessing '" + name + "' has an item " + item.dump());
+            const auto& body = item[special ? "SpecialToken" : "Sequence"];
+            if (!body.is_object() || !body.contains("id") || !body["id"].is_string())
+                bad("post_processor TemplateProcessing '" + name + "' has an item without an id");
+            const std::string id = body["id"].get<std::string>();
+            if (body.contains("type_id")) {
+                if (!body["type_id"].is_number_unsigned())
+                    bad("post_processor TemplateProcessing '" + name + "' item '" + id + "' has a bad type_id");
+                piece.type_id = body["type_id"].get<std::uint32_t>();
+            }
+            if (sequence) {
+                if (id == "A") piece.seq = 0;
+                else if (id == "B" && pair) piece.seq = 1;
+                else bad("post_processor TemplateProcessing '" + name + "' names the sequence '" + id + "'");
+            } else {
+                if (!specials.is_object() || !specials.contains(id))
+                    bad("post_processor TemplateProcessing '" + name + "' references the special token '" + id +
+                        "', which is not in special_tokens");
+                const auto& sp = specials[id];
+                if (!sp.is_object() || !sp.contains("ids") || !sp["ids"].is_array() || sp["ids"].empty())
+                    bad("post_processor special_tokens '" + id + "' has no ids");
+                for (const auto& v : sp["ids"]) {
+                    if (!v.is_number_unsigned() || v.get<std::uint64_t>() >= tokens_.size())
+                        bad("post_processor special_tokens '" + id + "' has an id outside the vocab");
+                    piece.ids.push_back(v.get<TokenId>());
+                }
+            }
+            out.push_back(std::move(piece));
+        }
+        return out;
+    }
+
+    void load_post_processor(const nlohmann::json& j) {
+        if (j.is_null()) return;
+        const std::string type = type_of(j);
+        if (type == "Sequence") {
+            if (!j.contains("processors") || !j["processors"].is_array()) bad("Sequence post_processor without a list");
+            for (const auto& sub : j["processors"]) {
+                if (type_of(sub) == "ByteLevel") continue;  // moves offsets only
+                if (has_post_processor_) unsupported("a Sequence post_processor with two processors that add tokens");
+                load_post_processor(sub);
+            }
+            return;
+        }
+        if (type == "TemplateProcessing") {
+            const nlohmann::json none;
+            const auto& specials = j.contains("special_tokens") ? j["special_tokens"] : none;
+            if (!j.contains("single") || !j.contains("pair")) bad("post_processor TemplateProcessing without single and pair");
+            single_template_ = load_template(j["single"], specials, "single", false);
+            pair_template_ = load_template(j["pair"], specials, "pair", true);
+        } else if (type == "BertProcessing" || type == "RobertaProcessing") {
+            if (!j.contains("cls") || !j.contains("sep")) bad("post_processor " + type + " without cls and sep");
+            const TokenId cls = special_id(j["cls"], "cls"), sep = special_id(j["sep"], "sep");
+            single_template_ = {{{cls}, -1, 0}, {{}, 0, 0}, {{sep}, -1, 0}};
+            if (type == "BertProcessing")  // bert.rs: B and its [SEP] have type id 1
+                pair_template_ = {{{cls}, -1, 0}, {{}, 0, 0}, {{sep}, -1, 0}, {{}, 1, 1}, {{sep}, -1, 1}};
+            else  // roberta.rs: <s> A </s></s> B </s>, every type id 0
+                pair_template_ = {{{cls}, -1, 0}, {{}, 0, 0}, {{sep}, -1, 0}, {{sep}, -1, 0}, {{}, 1, 0}, {{sep}, -1, 0}};
+        } else {
+            unsupported("the post_processor '" + (type.empty() ? j.dump() : type) + "'");
+        }
+        has_post_processor_ = true;
+    }
 
     [[noreturn]] void unsupported(const std::string& what) const {
         throw UnsupportedError("'" + source_ + "': " + what + " is not supported by ragpp's tokenizer.json reader");
@@ -182,14 +541,21 @@ private:
                 if (n.pattern.empty()) bad("Replace normalizer with an empty pattern");
             } else if (p.contains("Regex") && p["Regex"].is_string()) {
                 const std::string re = p["Regex"].get<std::string>();
-                if (re != "\\s+") unsupported("the Replace normalizer's regex '" + re + "' (only \\s+ is)");
-                n.kind = Normalizer::replace_whitespace_regex;
+                if (re == "\\s+") n.kind = Normalizer::replace_whitespace_regex;
+                else if (re == " {2,}") n.kind = Normalizer::replace_spaces_regex;  // XLM-R's converter
+                else unsupported("the Replace normalizer's regex '" + re + "' (only \\s+ and ' {2,}' are)");
             } else {
                 bad("Replace normalizer pattern is neither String nor Regex");
             }
+        } else if (type == "Precompiled") {
+            if (!j.contains("precompiled_charsmap") || !j["precompiled_charsmap"].is_string())
+                bad("normalizer Precompiled without a precompiled_charsmap string");
+            const auto blob = detail::decode_base64(j["precompiled_charsmap"].get<std::string>());
+            if (!blob) bad("normalizer Precompiled: precompiled_charsmap is not valid base64");
+            n.kind = Normalizer::precompiled;
+            n.charsmap = std::make_shared<const detail::CharsMap>(*blob, source_);
         } else {
-            unsupported("the normalizer '" + (type.empty() ? j.dump() : type) + "'" +
-                        (type == "Precompiled" ? " (a SentencePiece charsmap)" : ""));
+            unsupported("the normalizer '" + (type.empty() ? j.dump() : type) + "'");
         }
         normalizers_.push_back(std::move(n));
     }
@@ -293,6 +659,15 @@ private:
                 if (id >= tokens_.size() || tokens_[id].empty()) add_token(content, id);
             }
         }
+        if (j.contains("post_processor")) load_post_processor(j["post_processor"]);
+        if (j.contains("padding") && j["padding"].is_object() && j["padding"].contains("pad_id")) {
+            const auto& id = j["padding"]["pad_id"];
+            if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= tokens_.size()) bad("padding pad_id is not a vocab id");
+            pad_ = id.get<TokenId>();
+        }
+        if (j.contains("truncation") && j["truncation"].is_object() && j["truncation"].contains("max_length") &&
+            j["truncation"]["max_length"].is_number_unsigned())
+            truncation_max_ = j["truncation"]["max_length"].get<std::size_t>();
     }
 
     // --- normalization ------------------------------------------------------------
@@ -355,6 +730,19 @@ private:
                     }
                 }
                 break;
+            case Normalizer::replace_spaces_regex:  // " {2,}": runs of two or more U+0020
+                for (std::size_t i = 0; i < s.size();) {
+                    if (s[i] == U' ' && i + 1 < s.size() && s[i + 1] == U' ') {
+                        while (i < s.size() && s[i] == U' ') ++i;
+                        out += n.content;
+                    } else {
+                        out.push_back(s[i++]);
+                    }
+                }
+                break;
+            case Normalizer::precompiled:
+                out = detail::decode_utf8(n.charsmap->normalize(detail::encode_utf8(s)));
+                break;
             case Normalizer::replace_whitespace_regex:
                 for (std::size_t i = 0; i < s.size();) {
                     if (detail::is_unicode_whitespace(s[i])) {
@@ -375,9 +763,11 @@ private:
         for (std::size_t k = 0; k < parts.size(); ++k) {
             const std::u32string& s = parts[k];
             if (p.kind == PreTokenizer::metaspace) {
+                // As HF's metaspace.rs: spaces replaced first, then the replacement
+                // prepended unless the text already starts with it (" a" -> "▁a").
                 std::u32string m;
                 const bool prepend = p.prepend == PreTokenizer::always || (p.prepend == PreTokenizer::first && k == 0);
-                if (prepend && (s.empty() || s[0] != p.replacement) && !s.empty()) m.push_back(p.replacement);
+                if (prepend && !s.empty() && s[0] != p.replacement && s[0] != U' ') m.push_back(p.replacement);
                 for (char32_t c : s) m.push_back(c == U' ' ? p.replacement : c);
                 if (!p.split) {
                     if (!m.empty()) out.push_back(std::move(m));
@@ -524,6 +914,11 @@ private:
     std::unordered_map<std::string, TokenId> vocab_;
     std::vector<std::pair<std::string, TokenId>> added_;
     std::optional<TokenId> unk_;
+    // Post-processing
+    bool has_post_processor_ = false;
+    std::vector<TemplatePiece> single_template_, pair_template_;
+    std::optional<TokenId> pad_;
+    std::optional<std::size_t> truncation_max_;
     // WordPiece
     std::string continuing_ = "##";
     std::size_t max_chars_ = 100;
