@@ -17,6 +17,7 @@
 #include <ragpp/index/vector.hpp>
 #include <ragpp/io/beir.hpp>
 #include <ragpp/answer/abstain.hpp>
+#include <ragpp/rerank/cross_encoder.hpp>
 #include <ragpp/rerank/reranker.hpp>
 #include <ragpp/rerank/soft_match.hpp>
 #include <ragpp/text/analyzer.hpp>
@@ -28,6 +29,8 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <iterator>
 #include <sstream>
 
@@ -120,7 +123,20 @@ AnyEmbedder make_embedder(const EngineConfig& c) {
         o.prefixes = prefixes;
         return AnyEmbedder(ragpp::HashingEmbedder(o), c.embedder);
     }
-    return ragpp::with_embedder(c.embedder, prefixes, [&](auto embedder) { return AnyEmbedder(std::move(embedder), c.embedder); });
+    ragpp::EmbedderSettings s;
+    if (!prefixes.query.empty() || !prefixes.passage.empty()) s.prefixes = prefixes;
+    s.threads = c.threads;
+    s.int8 = c.quantize == "int8";
+    return ragpp::with_embedder(c.embedder, s, [&](auto embedder) { return AnyEmbedder(std::move(embedder), c.embedder); });
+}
+
+/// The cross-encoder `spec` (cross-encoder:DIR) names, with the threads and quantization of `c`.
+std::shared_ptr<const ragpp::CrossEncoderReranker> make_cross_encoder(const EngineConfig& c, const std::string& spec) {
+    check_reranker(spec);
+    ragpp::CrossEncoderOptions o;
+    o.threads = c.threads;
+    o.quantize = c.quantize == "int8" ? ragpp::TransformerQuantization::int8 : ragpp::TransformerQuantization::none;
+    return std::make_shared<const ragpp::CrossEncoderReranker>(spec.substr(14), o);
 }
 
 using Bm25 = ragpp::BM25Index<AnyAnalyzer>;
@@ -287,8 +303,9 @@ void apply_rerank_options(const ArgParser& p, EngineConfig& c) {
 }
 
 const std::string& check_reranker(const std::string& name) {
-    if (name != "none" && name != "proximity" && name != "softmatch")
-        throw UsageError("--rerank '" + name + "' is not none, proximity or softmatch");
+    if (name != "none" && name != "proximity" && name != "softmatch" &&
+        !(name.starts_with("cross-encoder:") && name.size() > 14))
+        throw UsageError("--rerank '" + name + "' is not none, proximity, softmatch or cross-encoder:DIR");
     return name;
 }
 
@@ -324,6 +341,13 @@ ragpp::RowMatrixXf embed_texts(const EngineConfig& config, const std::vector<std
     }
     bar.finish();
     return out;
+}
+
+std::vector<double> rerank_texts(const EngineConfig& config, const std::string& query,
+                                 const std::vector<std::string>& passages) {
+    const auto reranker = make_cross_encoder(config, config.reranker);
+    const std::vector<std::string_view> views(passages.begin(), passages.end());
+    return (*reranker)(query, views);
 }
 
 std::string citation(const ragpp::Document& doc) {
@@ -404,6 +428,9 @@ struct Engine::Impl {
     // never moves (it lives in a shared_ptr).
     std::optional<ragpp::ProximityReranker<AnyAnalyzer>> proximity;
     std::optional<ragpp::SoftMatchReranker<AnyEmbedder, AnyAnalyzer>> soft;
+    // Cross-encoders, loaded on first use (one per folder).
+    mutable std::mutex cross_mutex;
+    mutable std::map<std::string, std::shared_ptr<const ragpp::CrossEncoderReranker>> cross;
 
     Impl(EngineConfig c, Hybrid r) : config(std::move(c)), retriever(std::move(r)) {
         // Lucene's idf of a BM25 term: ln(1 + (N - df + 0.5) / (df + 0.5)).
@@ -431,9 +458,17 @@ struct Engine::Impl {
         const ragpp::RerankOptions o{config.rerank_candidates, std::max<std::size_t>(keep, 1), config.rerank_weight};
         if (reranker == "proximity") return ragpp::rerank(query, std::move(fused), *proximity, o);
         if (reranker == "softmatch") return ragpp::rerank(query, std::move(fused), *soft, o);
+        if (reranker.starts_with("cross-encoder:")) return ragpp::rerank(query, std::move(fused), *cross_encoder(reranker), o);
         check_reranker(reranker);
         if (fused.size() > keep) fused.resize(keep);
         return fused;
+    }
+
+    std::shared_ptr<const ragpp::CrossEncoderReranker> cross_encoder(const std::string& spec) const {
+        std::lock_guard lock(cross_mutex);
+        auto& slot = cross[spec];
+        if (!slot) slot = make_cross_encoder(config, spec);
+        return slot;
     }
 
     void index_metadata() {

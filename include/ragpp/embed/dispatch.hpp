@@ -4,11 +4,17 @@
 //   hashing           HashingEmbedder (built in, no download)
 //   model2vec:DIR     StaticEmbedder loaded from DIR
 //   vectors:FILE      WordVectorEmbedder<StandardAnalyzer> over a word2vec / GloVe file
+//   transformer:DIR   TransformerEmbedder over a Hugging Face / sentence-transformers folder
 //
-// with_embedder(spec, prefixes, f) builds the embedder and returns f(embedder).
+// with_embedder(spec, settings, f) builds the embedder and returns f(embedder).
+// Settings: the role prefixes (unset: none, or a transformer folder's own prompts), and
+// for transformers the thread count, int8 quantization and a progress callback.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +23,7 @@
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/hashing.hpp>
 #include <ragpp/embed/model2vec.hpp>
+#include <ragpp/embed/transformer.hpp>
 #include <ragpp/embed/word_vectors.hpp>
 #include <ragpp/text/analyzer.hpp>
 
@@ -26,15 +33,31 @@ namespace ragpp {
 inline constexpr std::string_view embedder_help =
     "  --embedder E        hashing (default: built in, no download; finds shared words and word\n"
     "                      parts, not synonyms), model2vec:DIR (a Model2Vec folder),\n"
-    "                      vectors:FILE (word2vec text/binary or GloVe text, averaged)\n"
+    "                      vectors:FILE (word2vec text/binary or GloVe text, averaged),\n"
+    "                      transformer:DIR (a Hugging Face / sentence-transformers folder: BERT,\n"
+    "                      MiniLM, BGE, E5, GTE, XLM-RoBERTa; --quantize int8 for speed)\n"
     "  --query-prefix P    text put before every query, --passage-prefix P before every passage.\n"
     "                      E5 models need --query-prefix 'query: ' --passage-prefix 'passage: ':\n"
     "                      without them their results degrade silently. --e5 sets both.\n";
 
+/// How the embedder named by a spec is built.
+struct EmbedderSettings {
+    /// Role prefixes; unset: none, except a transformer folder's own prompts
+    /// (config_sentence_transformers.json), which apply then.
+    std::optional<RolePrefixes> prefixes;
+    /// Transformers: threads of embed_batch (0: every core).
+    std::size_t threads = 0;
+    /// Transformers: int8 dynamic quantization of the linear layers.
+    bool int8 = false;
+    /// Transformers: called with (texts done, texts in total) during embed_batch.
+    std::function<void(std::size_t, std::size_t)> progress;
+};
+
 /// Calls f with the embedder named by `spec`. Throws InvalidArgument for an unknown
 /// kind, and whatever loading the model throws (IoError, FormatError, UnsupportedError...).
 template <class F>
-decltype(auto) with_embedder(std::string_view spec, const RolePrefixes& prefixes, F&& f) {
+decltype(auto) with_embedder(std::string_view spec, const EmbedderSettings& settings, F&& f) {
+    const RolePrefixes prefixes = settings.prefixes.value_or(RolePrefixes{});
     if (spec == "hashing") {
         HashingOptions o;
         o.prefixes = prefixes;
@@ -51,8 +74,24 @@ decltype(auto) with_embedder(std::string_view spec, const RolePrefixes& prefixes
         auto wv = std::make_shared<const WordVectors>(WordVectors::load(std::string(spec.substr(8))));
         return std::forward<F>(f)(WordVectorEmbedder<StandardAnalyzer>(std::move(wv), StandardAnalyzer{}, o));
     }
+    if (spec.starts_with("transformer:")) {
+        TransformerEmbedderOptions o;
+        o.prefixes = settings.prefixes;
+        o.threads = settings.threads;
+        o.quantize = settings.int8 ? TransformerQuantization::int8 : TransformerQuantization::none;
+        o.progress = settings.progress;
+        return std::forward<F>(f)(TransformerEmbedder(std::string(spec.substr(12)), std::move(o)));
+    }
     throw InvalidArgument("unknown embedder '" + std::string(spec) +
-                          "' (expected hashing, model2vec:DIR or vectors:FILE)");
+                          "' (expected hashing, model2vec:DIR, vectors:FILE or transformer:DIR)");
+}
+
+/// The same with only role prefixes; empty prefixes count as unset.
+template <class F>
+decltype(auto) with_embedder(std::string_view spec, const RolePrefixes& prefixes, F&& f) {
+    EmbedderSettings s;
+    if (!prefixes.query.empty() || !prefixes.passage.empty()) s.prefixes = prefixes;
+    return with_embedder(spec, s, std::forward<F>(f));
 }
 
 }  // namespace ragpp
