@@ -129,3 +129,46 @@ add_test(NAME cli.eval.abstention
 set_tests_properties(cli.eval.abstention PROPERTIES PASS_REGULAR_EXPRESSION
   "hybrid\\+proximity.*abstention: 3 answerable and 1 unanswerable questions.*\nhybrid\\+proximity:\nthreshold  answerable kept  unanswerable refused  precision\n.*suggested threshold for precision >= 0.90:")
 # --- end ragpp ask / abstention ---------------------------------------------------------
+
+# --- transformer encoders and cross-encoders (issue 12) ------------------------------
+# The tiny random models of tests/fixtures/transformer (made by
+# scripts/gen_transformer_fixtures.py with PyTorch): the tool must print the torch
+# reference's numbers (the unit tests check every value; these check the plumbing).
+set(_tf ${PROJECT_SOURCE_DIR}/tests/fixtures/transformer)
+set(_tf_out ${CMAKE_CURRENT_BINARY_DIR}/cli-transformer)
+add_test(NAME cli.embed.transformer COMMAND ragpp_cli embed --embedder transformer:${_tf}/bert-mean "hello world")
+set_tests_properties(cli.embed.transformer PROPERTIES PASS_REGULAR_EXPRESSION
+  "^\\{\"text\":\"hello world\",\"vector\":\\[-0\\.05559[0-9]+,0\\.13153[0-9]+,0\\.01244[0-9]+,")
+# The folder's E5-style prompts apply to --query (bert-max-bf16 has "query: ").
+add_test(NAME cli.embed.transformer_threads_int8
+  COMMAND ragpp_cli embed --embedder transformer:${_tf}/bert-mean --threads 2 --quantize int8 "hello world" "second")
+set_tests_properties(cli.embed.transformer_threads_int8 PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"text\":\"hello world\",\"vector\":\\[-0\\.0[0-9]+.*\n.*\"text\":\"second\"")
+add_test(NAME cli.embed.missing_model COMMAND ragpp_cli embed --embedder transformer:${_tf}/no-such-model "x")
+set_tests_properties(cli.embed.missing_model PROPERTIES PASS_REGULAR_EXPRESSION "no-such-model")
+add_test(NAME cli.embed.no_text COMMAND ragpp_cli embed)
+set_tests_properties(cli.embed.no_text PROPERTIES WILL_FAIL ON)
+add_test(NAME cli.rerank.cross_encoder
+  COMMAND ragpp_cli rerank --reranker cross-encoder:${_tf}/ce-bert "how do i enable link time optimization?"
+    "Set INTERPROCEDURAL_OPTIMIZATION to ON for the target." "bananas")
+set_tests_properties(cli.rerank.cross_encoder PROPERTIES PASS_REGULAR_EXPRESSION
+  "^\\{\"passage\":\"Set INTERPROCEDURAL_OPTIMIZATION to ON for the target.\",\"score\":3\\.0746[0-9]*\\}\n\\{\"passage\":\"bananas\"")
+add_test(NAME cli.rerank.bad_reranker COMMAND ragpp_cli rerank --reranker proximity "q" "p")
+set_tests_properties(cli.rerank.bad_reranker PROPERTIES PASS_REGULAR_EXPRESSION "is not cross-encoder:DIR")
+# Index with a transformer, search in vector mode, then ask with a cross-encoder reranker.
+add_test(NAME cli.index.transformer
+  COMMAND ragpp_cli index ${_eval_data}/corpus --embedder transformer:${_tf}/bert-mean --out ${_tf_out}/index --quiet)
+set_tests_properties(cli.index.transformer PROPERTIES FIXTURES_SETUP cli_transformer_index
+  PASS_REGULAR_EXPRESSION "indexed 5 documents")
+add_test(NAME cli.search.transformer COMMAND ragpp_cli search ${_tf_out}/index --mode vector --k 2 "backups")
+set_tests_properties(cli.search.transformer PROPERTIES FIXTURES_REQUIRED cli_transformer_index
+  PASS_REGULAR_EXPRESSION " 1\\. .*\n    fused [0-9.]+   bm25 -   vector #1")
+add_test(NAME cli.ask.cross_encoder
+  COMMAND ragpp_cli ask ${_tf_out}/index --rerank cross-encoder:${_tf}/ce-bert --min-confidence 0 ORA-01555)
+set_tests_properties(cli.ask.cross_encoder PROPERTIES FIXTURES_REQUIRED cli_transformer_index
+  PASS_REGULAR_EXPRESSION "database.rst:4")
+add_test(NAME cli.eval.cross_encoder
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --k 1,3 --mode bm25
+    --rerank cross-encoder:${_tf}/ce-bert)
+set_tests_properties(cli.eval.cross_encoder PROPERTIES PASS_REGULAR_EXPRESSION "cross-encoder")
+# --- end transformer encoders -------------------------------------------------------
