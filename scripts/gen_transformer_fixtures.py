@@ -863,6 +863,47 @@ def build_bert_vocab(real_vocab, texts):
     return vocab
 
 
+README = """# Transformer fixtures (generated: do not edit)
+
+Made by `/usr/bin/python3 scripts/gen_transformer_fixtures.py` (Debian python3-torch 1.13,
+python3-sentencepiece 0.1.97), deterministic. Tiny random models (hidden 32, 2 layers, 4
+heads, FFN 64) in the Hugging Face / sentence-transformers layout, and what a float32 torch
+forward pass written from transformers' modeling_bert / modeling_xlm_roberta gives on them
+(F16/BF16 weights widened to float32 first). Vectors are computed in one padded batch and
+each text alone; both agree to 1e-5 (the script asserts it).
+
+| folder | model | weights | names | pooling | normalize | max_seq_length |
+| --- | --- | --- | --- | --- | --- | --- |
+| bert-mean | BertModel | F32 | no prefix | mean | yes | 24 |
+| bert-cls-f16 | BertModel | F16 | `bert.` | CLS | no | 64 |
+| bert-max-bf16 | BertModel, E5 prompts | BF16 | no prefix | max | yes | 32 |
+| bert-sqrtlen | BertModel (+ I64 `embeddings.position_ids`) | F32 | no prefix | mean_sqrt_len | no | 48 |
+| xlmr-mean | XLMRobertaModel | F32 | no prefix | mean | yes | 32 |
+| ce-bert | BertForSequenceClassification | F32 | `bert.` | pooler + classifier | - | 40 (tokenizer_config) |
+| ce-xlmr | XLMRobertaForSequenceClassification | F16 | `roberta.` | classifier.dense/out_proj | - | 40 (tokenizer_config) |
+
+expected.json: embedders `texts`, `tokens` (ids with specials, after truncation), `vectors`
+(bert-max-bf16 also `query_prompt`, `query_tokens`, `query_vectors`); cross-encoders `pairs`,
+`tokens`, `type_ids`, `logits`.
+
+Token ids come from the script's Python oracles (WordPiece written from the tokenizers rules;
+sentencepiece for Unigram) and were cross-checked against Hugging Face tokenizers 0.23.2
+(scripts/check_transformer_fixtures_hf.js: all equal).
+
+Truncation: a single text keeps max_length - 2 content tokens. A pair: each sequence is first
+cut to max_length, then tokenizers' LongestFirst (utils/truncation.rs) with the budget
+max_length - 3 (BERT) or - 4 (XLM-R): with n1 <= n2, n2 = max(n1, budget - n1); if n1 + n2 >
+budget, n1 = budget / 2 and n2 = n1 + budget % 2 (lengths swapped back when the first was longer).
+
+wordpiece_real.json: the real BERT uncased tokenizer of ../shared/fixtures/model2vec/
+test-model-sentence-transformers on hard texts, ids without specials. unigram_real.json:
+python3-sentencepiece on ../shared/fixtures/sentencepiece/nl-fr-dekamer-unigram.model, ids in the
+XLM-R numbering (spm id + 1, spm <unk> -> 3), without specials; xlmr-mean/tokenizer.json is the
+converted tokenizer. That model lacks most accented letters: a run of unknown characters is one
+<unk> (id 3).
+"""
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "transformer")
@@ -1014,6 +1055,8 @@ def main():
                   "XLMRobertaForSequenceClassification", CE_XLMR_PAIRS,
                   lambda a, b: xs.pair(a, b, 40), xtok, xlmr_tokenizer_config(40))
 
+    with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
+        f.write(README)
     total = 0
     for root, _, files in os.walk(out):
         for f in files:
