@@ -23,8 +23,11 @@ Everything here is written from the published rules, not copied:
   more than max_input_chars_per_word characters or with an unmatched rest is one [UNK]).
 - Truncation: tokenizers utils/truncation.rs (longest_first for pairs) with the max length
   reduced by the number of special tokens the post-processor adds (tokenizer/mod.rs
-  post_process): single text: content cut to max - 2 (BERT and XLM-R); pair: content
-  budget max - 3 (BERT) or max - 4 (XLM-R), then n1 <= n2 ... (see truncate_pair below).
+  post_process): single text: content cut to max - 2 (BERT and XLM-R); pair: each sequence
+  first cut to max on its own (what the tokenizers 0.23.2 binary does, checked on a grid),
+  then LongestFirst with the content budget max - 3 (BERT) or max - 4 (XLM-R) (truncate_pair).
+- Added tokens: the five specials are found in the raw text first (tokenizers' AddedVocabulary,
+  normalized false), so a literal "[CLS]" in a text is id [CLS].
 - XLM-R tokenizer.json: transformers' convert_slow_tokenizer.py XLMRobertaConverter
   (vocab <s>,<pad>,</s>,<unk> + spm pieces 3.. + <mask>; unk_id 3; Precompiled charsmap of the
   model's normalizer_spec; Metaspace; "<s> $A </s>" / "<s> $A </s> </s> $B </s>").
