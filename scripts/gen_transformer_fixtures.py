@@ -23,8 +23,11 @@ Everything here is written from the published rules, not copied:
   more than max_input_chars_per_word characters or with an unmatched rest is one [UNK]).
 - Truncation: tokenizers utils/truncation.rs (longest_first for pairs) with the max length
   reduced by the number of special tokens the post-processor adds (tokenizer/mod.rs
-  post_process): single text: content cut to max - 2 (BERT and XLM-R); pair: content
-  budget max - 3 (BERT) or max - 4 (XLM-R), then n1 <= n2 ... (see truncate_pair below).
+  post_process): single text: content cut to max - 2 (BERT and XLM-R); pair: each sequence
+  first cut to max on its own (what the tokenizers 0.23.2 binary does, checked on a grid),
+  then LongestFirst with the content budget max - 3 (BERT) or max - 4 (XLM-R) (truncate_pair).
+- Added tokens: the five specials are found in the raw text first (tokenizers' AddedVocabulary,
+  normalized false), so a literal "[CLS]" in a text is id [CLS].
 - XLM-R tokenizer.json: transformers' convert_slow_tokenizer.py XLMRobertaConverter
   (vocab <s>,<pad>,</s>,<unk> + spm pieces 3.. + <mask>; unk_id 3; Precompiled charsmap of the
   model's normalizer_spec; Metaspace; "<s> $A </s>" / "<s> $A </s> </s> $B </s>").
@@ -86,8 +89,13 @@ def _is_bert_punc(c):
 
 
 class WordPiece:
-    def __init__(self, vocab, unk="[UNK]", prefix="##", max_chars=100, lowercase=True):
+    def __init__(self, vocab, unk="[UNK]", prefix="##", max_chars=100, lowercase=True,
+                 specials=("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")):
         self.vocab = vocab  # piece -> id
+        # added_tokens with normalized false: tokenizers' AddedVocabulary finds them in the raw
+        # text (case-sensitive, leftmost, longest) before normalization; the text between them
+        # goes through the pipeline on its own.
+        self.specials = sorted(specials, key=len, reverse=True)
         self.unk = unk
         self.prefix = prefix
         self.max_chars = max_chars
@@ -151,10 +159,30 @@ class WordPiece:
             start = end
         return pieces
 
+    def split_specials(self, text):
+        parts, start, i = [], 0, 0
+        while i < len(text):
+            hit = next((s for s in self.specials if text.startswith(s, i)), None)
+            if hit is None:
+                i += 1
+                continue
+            if start < i:
+                parts.append((text[start:i], False))
+            parts.append((hit, True))
+            i += len(hit)
+            start = i
+        if start < len(text):
+            parts.append((text[start:], False))
+        return parts
+
     def pieces(self, text):
         out = []
-        for w in self.pre_tokenize(self.normalize(text)):
-            out.extend(self.word_pieces(w))
+        for part, special in self.split_specials(text):
+            if special:
+                out.append(part)
+                continue
+            for w in self.pre_tokenize(self.normalize(part)):
+                out.extend(self.word_pieces(w))
         return out
 
     def ids(self, text):
@@ -169,8 +197,15 @@ def truncate_single(ids, max_len):
     return ids[:max_len]
 
 
-def truncate_pair(a, b, max_len):
-    """a, b: content ids; max_len: budget after removing the special tokens."""
+def truncate_pair(a, b, max_len, each_max=None):
+    """a, b: content ids; max_len: budget after removing the special tokens.
+
+    each_max: the tokenizer's full max_length. The tokenizers binary (0.23.2, node binding,
+    checked on a grid of 23,276 (max_length, len_a, len_b) cases) first cuts each sequence to
+    max_length on its own, then applies truncation.rs's LongestFirst with the budget; the
+    first cut changes which side gets the odd token when both are longer than max_length."""
+    if each_max is not None:
+        a, b = a[:each_max], b[:each_max]
     if len(a) + len(b) <= max_len:
         return a, b
     n1, n2 = len(a), len(b)
@@ -199,7 +234,7 @@ def bert_single(wp, text, max_len):
 
 
 def bert_pair(wp, a, b, max_len):
-    ia, ib = truncate_pair(wp.ids(a), wp.ids(b), max_len - 3)
+    ia, ib = truncate_pair(wp.ids(a), wp.ids(b), max_len - 3, max_len)
     cls, sep = wp.vocab["[CLS]"], wp.vocab["[SEP]"]
     ids = [cls] + ia + [sep] + ib + [sep]
     types = [0] * (len(ia) + 2) + [1] * (len(ib) + 1)
@@ -233,7 +268,7 @@ class XlmrSpm:
         return [self.BOS] + truncate_single(self.ids(text), max_len - 2) + [self.EOS]
 
     def pair(self, a, b, max_len):
-        ia, ib = truncate_pair(self.ids(a), self.ids(b), max_len - 4)
+        ia, ib = truncate_pair(self.ids(a), self.ids(b), max_len - 4, max_len)
         ids = [self.BOS] + ia + [self.EOS, self.EOS] + ib + [self.EOS]
         return ids, [0] * len(ids)
 
@@ -677,7 +712,10 @@ CE_BERT_PAIRS = [
     ["short query", LONG_EN],  # only the passage is cut
     [LONG_EN, "short passage"],  # only the query is cut (swap case of longest_first)
     [LONG_EN, LONG_EN[::-1].lower()],  # both cut, first shorter: 37 -> 18 + 19
-    [LONG_EN + " " + LONG_EN, LONG_EN],  # both cut, first longer: swapped back, 19 + 18
+    # both cut, first longer: after each is cut to 40 both are 40 long, so no swap: 18 + 19
+    [LONG_EN + " " + LONG_EN, LONG_EN],
+    # both cut, first longer and both under 40: truncation.rs swaps back: 19 + 18
+    [" ".join(LONG_EN.split()[:36]), " ".join(LONG_EN.split()[:24])],
     ["", "an empty query"],
 ]
 
@@ -828,6 +866,47 @@ def build_bert_vocab(real_vocab, texts):
     return vocab
 
 
+README = """# Transformer fixtures (generated: do not edit)
+
+Made by `/usr/bin/python3 scripts/gen_transformer_fixtures.py` (Debian python3-torch 1.13,
+python3-sentencepiece 0.1.97), deterministic. Tiny random models (hidden 32, 2 layers, 4
+heads, FFN 64) in the Hugging Face / sentence-transformers layout, and what a float32 torch
+forward pass written from transformers' modeling_bert / modeling_xlm_roberta gives on them
+(F16/BF16 weights widened to float32 first). Vectors are computed in one padded batch and
+each text alone; both agree to 1e-5 (the script asserts it).
+
+| folder | model | weights | names | pooling | normalize | max_seq_length |
+| --- | --- | --- | --- | --- | --- | --- |
+| bert-mean | BertModel | F32 | no prefix | mean | yes | 24 |
+| bert-cls-f16 | BertModel | F16 | `bert.` | CLS | no | 64 |
+| bert-max-bf16 | BertModel, E5 prompts | BF16 | no prefix | max | yes | 32 |
+| bert-sqrtlen | BertModel (+ I64 `embeddings.position_ids`) | F32 | no prefix | mean_sqrt_len | no | 48 |
+| xlmr-mean | XLMRobertaModel | F32 | no prefix | mean | yes | 32 |
+| ce-bert | BertForSequenceClassification | F32 | `bert.` | pooler + classifier | - | 40 (tokenizer_config) |
+| ce-xlmr | XLMRobertaForSequenceClassification | F16 | `roberta.` | classifier.dense/out_proj | - | 40 (tokenizer_config) |
+
+expected.json: embedders `texts`, `tokens` (ids with specials, after truncation), `vectors`
+(bert-max-bf16 also `query_prompt`, `query_tokens`, `query_vectors`); cross-encoders `pairs`,
+`tokens`, `type_ids`, `logits`.
+
+Token ids come from the script's Python oracles (WordPiece written from the tokenizers rules;
+sentencepiece for Unigram) and were cross-checked against Hugging Face tokenizers 0.23.2
+(scripts/check_transformer_fixtures_hf.js: all equal).
+
+Truncation: a single text keeps max_length - 2 content tokens. A pair: each sequence is first
+cut to max_length, then tokenizers' LongestFirst (utils/truncation.rs) with the budget
+max_length - 3 (BERT) or - 4 (XLM-R): with n1 <= n2, n2 = max(n1, budget - n1); if n1 + n2 >
+budget, n1 = budget / 2 and n2 = n1 + budget % 2 (lengths swapped back when the first was longer).
+
+wordpiece_real.json: the real BERT uncased tokenizer of ../shared/fixtures/model2vec/
+test-model-sentence-transformers on hard texts, ids without specials. unigram_real.json:
+python3-sentencepiece on ../shared/fixtures/sentencepiece/nl-fr-dekamer-unigram.model, ids in the
+XLM-R numbering (spm id + 1, spm <unk> -> 3), without specials; xlmr-mean/tokenizer.json is the
+converted tokenizer. That model lacks most accented letters: a run of unknown characters is one
+<unk> (id 3).
+"""
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "transformer")
@@ -973,11 +1052,14 @@ def main():
     # longest_first cases: passage cut, query cut, both cut (37 = 18 + 19)
     sep = vocab["[SEP]"]
     lens = [(s.index(sep) - 1, len(s) - s.index(sep) - 2) for s in ce_seqs]
-    assert lens[5] == (18, 19) and lens[6] == (19, 18) and lens[3][0] == 2 and lens[4][1] == 2, lens
+    assert lens[5] == (18, 19) and lens[6] == (18, 19) and lens[7] == (19, 18), lens
+    assert lens[3][0] == 2 and lens[4][1] == 2, lens
     cross_encoder("ce-xlmr", 107, Config("xlmr", XV, head="xlmr-cls"), "F16", "roberta.",
                   "XLMRobertaForSequenceClassification", CE_XLMR_PAIRS,
                   lambda a, b: xs.pair(a, b, 40), xtok, xlmr_tokenizer_config(40))
 
+    with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as f:
+        f.write(README)
     total = 0
     for root, _, files in os.walk(out):
         for f in files:
