@@ -7,7 +7,10 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages every build needs, and those the tests use when present.
 RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev catch2)
-RAGPP_TEST_PACKAGES=(libstemmer-dev)
+# unicode-data: the UAX #29 test files (WordBreakTest, GraphemeBreakTest), so no test skips.
+RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data)
+# ccache: rebuilds (and a second clone on the same machine) reuse compiled objects.
+RAGPP_BUILD_PACKAGES=(ccache)
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -45,7 +48,13 @@ build_preset() {
   local preset=$1
   cd "$RAGPP_ROOT"
   log "configure ($preset)"
-  cmake --preset "$preset" -G Ninja
+  local launcher=()
+  if command -v ccache >/dev/null 2>&1; then
+    # Paths relative to the clone, so another clone of the same commit hits the cache.
+    export CCACHE_BASEDIR="$RAGPP_ROOT" CCACHE_NOHASHDIR=1
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake --preset "$preset" -G Ninja "${launcher[@]}"
   log "build ($preset, $JOBS jobs)"
   cmake --build --preset "$preset" -j "$JOBS"
 }

@@ -4,7 +4,7 @@
 # Tests that need ../shared/ (data sets, peer fixtures) report SKIPPED when it is absent.
 source "$(dirname "$0")/common.sh"
 
-ensure_packages "${RAGPP_REQUIRED_PACKAGES[@]}" "${RAGPP_TEST_PACKAGES[@]}"
+ensure_packages "${RAGPP_REQUIRED_PACKAGES[@]}" "${RAGPP_TEST_PACKAGES[@]}" "${RAGPP_BUILD_PACKAGES[@]}"
 
 start=$(date +%s)
 for preset in release asan; do
