@@ -582,3 +582,16 @@ TEST_CASE("transformer pooling: several modes concatenate in sentence-transforme
     CHECK(n == Approx(1.0).margin(1e-6));
     CHECK(out[0] == Approx(1 / std::sqrt(1 + 4 + 9 + 16 + 1 + 1 + 3 + 3.0)).margin(1e-6));
 }
+
+TEST_CASE("transformer: empty inputs give empty outputs", "[transformer]") {
+    const TransformerEmbedder e(fixture("bert-mean"), no_prompts());
+    const std::vector<std::string> none;
+    const RowMatrixXf m = e.embed_batch(none);
+    CHECK(m.rows() == 0);
+    CHECK(static_cast<std::size_t>(m.cols()) == e.dimension());
+    const ragpp::CrossEncoderReranker ce(fixture("ce-bert"));
+    CHECK(ce("question", std::span<const std::string_view>()).empty());
+    // The empty text still has its special tokens.
+    CHECK(e.token_ids("").size() == 2);
+    CHECK(std::isfinite(e.embed("").norm()));
+}
