@@ -536,6 +536,8 @@ TEST_CASE("transformer bad input: missing files", "[transformer][bad-input]") {
         BrokenCopy b("bert-mean");
         fs::remove(b.dir / "model.safetensors");
         require_error<ragpp::IoError>(b.dir, {"model.safetensors"});
+        std::ofstream(b.dir / "pytorch_model.bin") << "pickle";
+        require_error<ragpp::IoError>(b.dir, {"model.safetensors", "pytorch_model.bin"});
     }
     {
         BrokenCopy b("bert-mean");
