@@ -349,39 +349,71 @@ TEST_CASE("transformer model: bad token ids, type ids and lengths are InvalidArg
 // Cross-encoders
 // ======================================================================================
 
-TEST_CASE("cross-encoder: logits match torch within 1e-3 (ids and text), scores are label 0", "[transformer][cross-encoder]") {
+namespace {
+struct CeFixture {
+    fs::path dir;
+    nlohmann::json exp;
+    std::vector<Ids> seqs;
+    std::vector<std::vector<std::uint32_t>> types;
+    std::vector<std::pair<std::string, std::string>> pairs;
+    explicit CeFixture(const std::string& name) : dir(fixture(name)), exp(expected(dir)), seqs(ids_of(exp["tokens"])) {
+        for (const auto& t : exp["type_ids"]) types.push_back(t.get<std::vector<std::uint32_t>>());
+        for (const auto& p : exp["pairs"]) pairs.emplace_back(p[0].get<std::string>(), p[1].get<std::string>());
+    }
+    void check(const std::vector<std::vector<float>>& got, const std::string& what) const {
+        const auto& want = exp["logits"];
+        REQUIRE(got.size() == want.size());
+        double worst = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            REQUIRE(got[i].size() == want[i].size());
+            for (std::size_t k = 0; k < got[i].size(); ++k)
+                worst = std::max(worst, std::fabs(static_cast<double>(got[i][k]) - want[i][k].get<double>()));
+        }
+        report(what, worst);
+        CHECK(worst < 1e-3);
+    }
+};
+}  // namespace
+
+TEST_CASE("cross-encoder: logits from the fixture token ids match torch within 1e-3", "[transformer][cross-encoder]") {
     for (const char* name : {"ce-bert", "ce-xlmr"}) {
         SECTION(name) {
-            const fs::path dir = fixture(name);
-            const auto exp = expected(dir);
-            const ragpp::CrossEncoderReranker ce(dir);
+            const CeFixture f(name);
+            const ragpp::CrossEncoderReranker ce(f.dir);
             CHECK(ce.max_length() == 40);
             CHECK(ce.num_labels() == 1);
-            const auto seqs = ids_of(exp["tokens"]);
-            std::vector<std::vector<std::uint32_t>> types;
-            for (const auto& t : exp["type_ids"]) types.push_back(t.get<std::vector<std::uint32_t>>());
-            const auto want = exp["logits"];
-            auto check = [&](const std::vector<std::vector<float>>& got, const char* how) {
-                REQUIRE(got.size() == want.size());
-                double worst = 0;
-                for (std::size_t i = 0; i < got.size(); ++i) {
-                    REQUIRE(got[i].size() == want[i].size());
-                    for (std::size_t k = 0; k < got[i].size(); ++k)
-                        worst = std::max(worst, std::fabs(static_cast<double>(got[i][k]) - want[i][k].get<double>()));
-                }
-                report(std::string(name) + " logits (" + how + ")", worst);
-                CHECK(worst < 1e-3);
-            };
-            check(ce.logits_ids(seqs, types), "ids");
-            std::vector<std::pair<std::string, std::string>> pairs;
-            for (const auto& p : exp["pairs"]) pairs.emplace_back(p[0].get<std::string>(), p[1].get<std::string>());
-            for (std::size_t i = 0; i < pairs.size(); ++i) {
-                const auto e = ce.tokenizer().encode_pair(pairs[i].first, pairs[i].second, ce.max_length());
-                INFO(pairs[i].first << " | " << pairs[i].second);
-                CHECK(e.ids == seqs[i]);
-                CHECK(e.type_ids == types[i]);
+            CHECK(ce.head() == (std::string(name) == "ce-bert" ? ragpp::CrossEncoderReranker::Head::bert
+                                                               : ragpp::CrossEncoderReranker::Head::roberta));
+            f.check(ce.logits_ids(f.seqs, f.types), std::string(name) + " logits (ids)");
+            f.check(ce.logits_ids(f.seqs, f.types, 2), std::string(name) + " logits (ids, 2 threads)");
+        }
+    }
+}
+
+TEST_CASE("cross-encoder: pairs from text are encoded as the fixture (longest_first) and match torch",
+          "[transformer][cross-encoder]") {
+    for (const char* name : {"ce-bert", "ce-xlmr"}) {
+        SECTION(name) {
+            const CeFixture f(name);
+            const ragpp::CrossEncoderReranker ce(f.dir);
+            for (std::size_t i = 0; i < f.pairs.size(); ++i) {
+                const auto e = ce.tokenizer().encode_pair(f.pairs[i].first, f.pairs[i].second, ce.max_length());
+                INFO(f.pairs[i].first << " | " << f.pairs[i].second);
+                CHECK(e.ids == f.seqs[i]);
+                CHECK(e.type_ids == f.types[i]);
             }
-            check(ce.logits(pairs), "text");
+            f.check(ce.logits(f.pairs), std::string(name) + " logits (text)");
+        }
+    }
+}
+
+TEST_CASE("cross-encoder: the Reranker call scores label 0 in input order, sigmoid option", "[transformer][cross-encoder]") {
+    for (const char* name : {"ce-bert", "ce-xlmr"}) {
+        SECTION(name) {
+            const CeFixture f(name);
+            const fs::path dir = f.dir;
+            const ragpp::CrossEncoderReranker ce(dir);
+            const auto& pairs = f.pairs;
             // The Reranker call: one question, its passages, scores = label 0, input order.
             const std::string q = pairs[0].first;
             std::vector<std::string_view> passages;
@@ -504,6 +536,8 @@ TEST_CASE("transformer bad input: missing files", "[transformer][bad-input]") {
         BrokenCopy b("bert-mean");
         fs::remove(b.dir / "model.safetensors");
         require_error<ragpp::IoError>(b.dir, {"model.safetensors"});
+        std::ofstream(b.dir / "pytorch_model.bin") << "pickle";
+        require_error<ragpp::IoError>(b.dir, {"model.safetensors", "pytorch_model.bin"});
     }
     {
         BrokenCopy b("bert-mean");
@@ -581,4 +615,17 @@ TEST_CASE("transformer pooling: several modes concatenate in sentence-transforme
     for (float x : out) n += double{x} * x;
     CHECK(n == Approx(1.0).margin(1e-6));
     CHECK(out[0] == Approx(1 / std::sqrt(1 + 4 + 9 + 16 + 1 + 1 + 3 + 3.0)).margin(1e-6));
+}
+
+TEST_CASE("transformer: empty inputs give empty outputs", "[transformer]") {
+    const TransformerEmbedder e(fixture("bert-mean"), no_prompts());
+    const std::vector<std::string> none;
+    const RowMatrixXf m = e.embed_batch(none);
+    CHECK(m.rows() == 0);
+    CHECK(static_cast<std::size_t>(m.cols()) == e.dimension());
+    const ragpp::CrossEncoderReranker ce(fixture("ce-bert"));
+    CHECK(ce("question", std::span<const std::string_view>()).empty());
+    // The empty text still has its special tokens.
+    CHECK(e.token_ids("").size() == 2);
+    CHECK(std::isfinite(e.embed("").norm()));
 }

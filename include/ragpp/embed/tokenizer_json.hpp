@@ -17,7 +17,8 @@
 //                   encode_special() and encode_pair().
 //   truncation      encode_special / encode_pair take max_length (the total with the
 //                   special tokens) and cut content tokens from the right, the pair with
-//                   HF's longest_first rule (tokenizers/src/utils/truncation.rs). The
+//                   HF's longest_first rule (tokenizers/src/utils/truncation.rs, after
+//                   cutting each input to max_length, as tokenizers 0.23 does). The
 //                   file's own "truncation" object is NOT applied: it is only reported by
 //                   truncation_max_length(); sentence-transformers and transformers pass
 //                   max_length explicitly, which overrides it.
@@ -28,16 +29,18 @@
 // Precompiled: the base64 `precompiled_charsmap` is a little-endian uint32 trie size
 // in bytes, a darts-clone double-array trie of uint32 units, then the replacement
 // strings (NUL-terminated, indexed by the trie's values) -- sentencepiece's
-// normalizer.cc (DecodePrecompiledCharsMap, NormalizePrefix) and darts-clone's
-// DoubleArrayUnit. Normalization is SentencePiece's: at each position the longest
-// prefix found in the trie is replaced by its string, else one UTF-8 character is
-// copied. HF `tokenizers` (normalizers/precompiled.rs) instead works per extended
-// grapheme cluster: a cluster shorter than 6 bytes whose SHORTEST trie prefix exists is
-// replaced whole by that prefix's string, any other cluster character by character.
-// The two agree unless a multi-code-point cluster is involved (e.g. decomposed Hangul
-// jamo, or a mapped base character followed by a combining mark that no key covers):
-// a documented difference. Sizes are validated when loading (FormatError naming the
-// file); a trie whose units point outside the array is a FormatError when met.
+// normalizer.cc (DecodePrecompiledCharsMap) and darts-clone's DoubleArrayUnit.
+// Normalization is HF tokenizers' (normalizers/precompiled.rs), which differs from
+// SentencePiece's own: per extended grapheme cluster (UAX #29, detail/grapheme.hpp), a
+// cluster under 6 UTF-8 bytes whose SHORTEST trie prefix exists is replaced whole by
+// that prefix's string, any other cluster character by character. SentencePiece
+// (NormalizePrefix) takes the longest match at each position instead
+// (detail::CharsMap::normalize_spm); the two agree unless a multi-code-point cluster
+// is involved, e.g. "Ｃ" + U+0301 is "C" for HF (the shortest key "Ｃ" wins and the
+// mark is dropped) but "Ć" for SentencePiece (the two-character key), and decomposed Hangul jamo (one cluster of 6+ bytes) stay
+// decomposed for HF but are composed by SentencePiece. Sizes are validated when
+// loading (FormatError naming the file); a corrupt trie whose units point outside the
+// array is a FormatError when met.
 //
 // Known approximations (documented in docs/embedders.md): strip_accents decomposes
 // each character (NFD) and drops non-spacing marks without canonical reordering, which
@@ -64,6 +67,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/codepoints.hpp>
+#include <ragpp/detail/grapheme.hpp>
 
 namespace ragpp {
 
@@ -138,13 +142,15 @@ public:
         if (encode_utf8(decode_utf8(normalized_)) != normalized_) bad("replacement strings are not valid UTF-8");
     }
 
-    /// The longest prefix of `s` (from byte `at`) in the trie: {length in bytes,
-    /// replacement}, length 0 when none. A NUL byte ends the key, as in darts-clone.
-    [[nodiscard]] std::pair<std::size_t, std::string_view> longest_prefix(std::string_view s, std::size_t at) const {
+    /// The longest (or the shortest) prefix of `s` from byte `at` found in the trie:
+    /// {length in bytes, replacement}, length 0 when none. A NUL byte ends the key, as
+    /// in darts-clone.
+    [[nodiscard]] std::pair<std::size_t, std::string_view> prefix(std::string_view s, std::size_t at,
+                                                                  bool shortest = false) const {
         std::size_t best_len = 0;
         std::uint32_t best_value = 0;
         std::size_t pos = offset(unit(0));
-        for (std::size_t k = at; k < s.size(); ++k) {
+        for (std::size_t k = at; k < s.size() && !(shortest && best_len > 0); ++k) {
             const auto c = static_cast<unsigned char>(s[k]);
             if (c == 0) break;
             pos ^= c;
@@ -164,13 +170,14 @@ public:
         return {best_len, rest.substr(0, std::min(rest.find('\0'), rest.size()))};
     }
 
-    /// SentencePiece's normalization of UTF-8 text (the charsmap part only: no
-    /// whitespace handling, which the tokenizer.json expresses with other components).
-    [[nodiscard]] std::string normalize(std::string_view in) const {
+    /// SentencePiece's normalization of UTF-8 text (normalizer.cc, NormalizePrefix; the
+    /// charsmap part only: the whitespace handling is expressed in tokenizer.json by
+    /// other components): the longest match at each position, else one character.
+    [[nodiscard]] std::string normalize_spm(std::string_view in) const {
         std::string out;
         out.reserve(in.size());
         for (std::size_t i = 0; i < in.size();) {
-            const auto [len, rep] = longest_prefix(in, i);
+            const auto [len, rep] = prefix(in, i);
             if (len > 0) {
                 out += rep;
                 i += len;
@@ -180,6 +187,33 @@ public:
                 out.append(in, start, i - start);
             }
         }
+        return out;
+    }
+
+    /// HF tokenizers' normalization (normalizers/precompiled.rs): per extended grapheme
+    /// cluster, a cluster under 6 UTF-8 bytes whose shortest prefix is in the trie is
+    /// replaced whole by that prefix's string; otherwise each character is replaced by
+    /// its own entry, if any.
+    [[nodiscard]] std::u32string normalize_hf(std::u32string_view s) const {
+        std::u32string out;
+        out.reserve(s.size());
+        std::string buf;
+        for_each_grapheme(s, [&](std::size_t b, std::size_t e) {
+            buf = encode_utf8(s.substr(b, e - b));
+            if (buf.size() < 6) {
+                const auto [len, rep] = prefix(buf, 0, true);
+                if (len > 0) {
+                    out += decode_utf8(rep);
+                    return;
+                }
+            }
+            for (std::size_t k = b; k < e; ++k) {
+                buf = encode_utf8(s.substr(k, 1));
+                const auto [len, rep] = prefix(buf, 0, true);
+                if (len > 0) out += decode_utf8(rep);
+                else out.push_back(s[k]);
+            }
+        });
         return out;
     }
 
@@ -278,16 +312,20 @@ public:
     }
 
     /// The pair (a, b) with special tokens (e.g. [CLS] a [SEP] b [SEP]), as a
-    /// cross-encoder reads it. With max_length > 0 the content is truncated with HF's
-    /// longest_first rule (tokenizers/src/utils/truncation.rs, stride 0, direction
-    /// right): with n1 <= n2 the content lengths and m = max_length minus the special
-    /// tokens, the shorter keeps n1 and the longer max(n1, m - n1) when that fits,
-    /// otherwise they get m / 2 and m / 2 + m % 2 (the longer the larger half; at equal
-    /// lengths b is "the longer").
+    /// cross-encoder reads it. With max_length > 0 the content is truncated as HF
+    /// tokenizers does with longest_first, stride 0, direction right: each input is
+    /// first cut to max_length on its own (what the tokenizers 0.23.2 binary does: the
+    /// ref fixtures' generator measured it on 23,276 cases; it decides which side gets
+    /// the odd token when both exceed max_length), then utils/truncation.rs's rule with
+    /// m = max_length minus the special tokens: with n1 <= n2 the content lengths, the
+    /// shorter keeps n1 and the longer max(n1, m - n1) when that fits, otherwise they
+    /// get m / 2 and m / 2 + m % 2 (the longer the larger half; at equal lengths b).
     [[nodiscard]] Encoding encode_pair(std::string_view a, std::string_view b, std::size_t max_length = 0) const {
         std::vector<TokenId> x = encode(a), y = encode(b);
         if (max_length > 0) {
             const std::size_t m = content_budget(max_length, true);
+            if (x.size() > max_length) x.resize(max_length);
+            if (y.size() > max_length) y.resize(max_length);
             if (x.size() + y.size() > m) {
                 std::size_t n1 = x.size(), n2 = y.size();
                 const bool swap = n1 > n2;
@@ -680,9 +718,12 @@ private:
                 tmp.reserve(s.size());
                 for (char32_t c : s) {
                     if (n.clean_text) {
-                        const bool ws = c == U'\t' || c == U'\n' || c == U'\r' || detail::is_unicode_whitespace(c);
-                        if (c == 0 || c == detail::replacement_char || (!ws && detail::is_other(c))) continue;
-                        if (ws) c = U' ';
+                        // bert.rs do_clean_text: controls (C* but \t \n \r) are removed
+                        // first, even the ones that are White_Space (U+000B, U+000C,
+                        // U+0085); then whitespace becomes ' '.
+                        const bool tnr = c == U'\t' || c == U'\n' || c == U'\r';
+                        if (c == 0 || c == detail::replacement_char || (!tnr && detail::is_other(c))) continue;
+                        if (tnr || detail::is_unicode_whitespace(c)) c = U' ';
                     }
                     if (n.chinese && detail::is_cjk_ideograph(c)) {
                         tmp.push_back(U' ');
@@ -741,7 +782,7 @@ private:
                 }
                 break;
             case Normalizer::precompiled:
-                out = detail::decode_utf8(n.charsmap->normalize(detail::encode_utf8(s)));
+                out = n.charsmap->normalize_hf(s);
                 break;
             case Normalizer::replace_whitespace_regex:
                 for (std::size_t i = 0; i < s.size();) {

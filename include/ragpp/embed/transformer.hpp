@@ -33,9 +33,11 @@
 //                            _mean_sqrt_len_tokens; several on at once are concatenated in
 //                            sentence-transformers' order: cls, max, mean, mean_sqrt_len.
 //                            weightedmean, lasttoken and include_prompt = false are refused.
-//   sentence_bert_config.json  max_seq_length (tokens, special tokens included); when
-//                            absent: min(position capacity, tokenizer_config.json's
-//                            model_max_length, or 512 when that is absent).
+//   sentence_bert_config.json  max_seq_length (tokens, special tokens included; capped
+//                            by the position embeddings); when absent: min(position
+//                            capacity, tokenizer_config.json's model_max_length, or 512
+//                            when that is absent), as sentence-transformers' Transformer.
+//                            do_lower_case = true is refused (UnsupportedError).
 //   config_sentence_transformers.json  "prompts": {"query": ..., "passage" or "document": ...}
 //                            become the role prefixes unless the options give prefixes.
 // Truncation: texts are cut to max_seq_length tokens including the special tokens, as
@@ -47,6 +49,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -532,7 +535,15 @@ public:
     }
 
     static SafeTensors open_weights(const std::filesystem::path& path, SafeTensors::Load load) {
-        if (!std::filesystem::exists(path)) throw IoError("cannot open '" + path.string() + "' (no such file)");
+        if (!std::filesystem::exists(path)) {
+            const auto dir = path.parent_path();
+            std::string hint;
+            if (std::filesystem::exists(dir / "model.safetensors.index.json"))
+                hint = "; sharded checkpoints (model.safetensors.index.json) are not supported";
+            else if (std::filesystem::exists(dir / "pytorch_model.bin"))
+                hint = "; the folder has pytorch_model.bin, which ragpp cannot read: convert it to safetensors";
+            throw IoError("cannot open '" + path.string() + "' (no such file" + hint + ")");
+        }
         return SafeTensors(path, load);
     }
 
