@@ -7,8 +7,9 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages every build needs, and those the tests use when present.
 RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev catch2)
-# unicode-data: the UAX #29 test files (WordBreakTest, GraphemeBreakTest), so no test skips.
-RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data)
+# unicode-data: the UAX #29 test files (WordBreakTest, GraphemeBreakTest), so no test skips;
+# clang: every public header is also parsed by clang (test clang.headers).
+RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data clang)
 # ccache: rebuilds (and a second clone on the same machine) reuse compiled objects.
 RAGPP_BUILD_PACKAGES=(ccache)
 

@@ -22,6 +22,7 @@
 #include <string_view>
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
 #include <immintrin.h>
 #define RAGPP_X86_DISPATCH 1
 #else
@@ -495,12 +496,21 @@ struct Kernels {
                        std::size_t) noexcept = &rows4q_f32_scalar;
 };
 
+#if RAGPP_X86_DISPATCH
+/// F16C (CPUID leaf 1, ECX bit 29), read directly: clang 14's __builtin_cpu_supports
+/// does not know the "f16c" name.
+[[nodiscard]] inline bool has_f16c() noexcept {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1U << 29)) != 0;
+}
+#endif
+
 /// Whether this CPU (and OS) can run `isa`.
 [[nodiscard]] inline bool supported(Isa isa) noexcept {
 #if RAGPP_X86_DISPATCH
     switch (isa) {
         case Isa::avx2:
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
         case Isa::avx512:
             return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                    __builtin_cpu_supports("fma");

@@ -176,10 +176,11 @@ public:
     [[nodiscard]] std::vector<std::pair<std::string, Latency>> stage_latencies() const {
         std::vector<std::pair<std::string, std::vector<double>>> by_stage;
         for (const auto& o : outcomes_)
-            for (const auto& [stage, sec] : o.stages) {
+            for (const auto& entry : o.stages) {
+                const auto& stage = entry.first;  // not a structured binding: clang 14 cannot capture those
                 auto it = std::find_if(by_stage.begin(), by_stage.end(), [&](const auto& p) { return p.first == stage; });
-                if (it == by_stage.end()) by_stage.push_back({stage, {sec}});
-                else it->second.push_back(sec);
+                if (it == by_stage.end()) by_stage.push_back({stage, {entry.second}});
+                else it->second.push_back(entry.second);
             }
         std::vector<std::pair<std::string, Latency>> out;
         for (auto& [stage, v] : by_stage) out.emplace_back(stage, latency_of(std::move(v)));
