@@ -225,6 +225,7 @@ struct Epilogue {
 
 using F32Kernel = void (*)(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc,
                            std::size_t mr, std::size_t nr, const Epilogue& e) noexcept;
+using PackA = void (*)(std::size_t mr, std::size_t kc, const float* a, std::size_t lda, float* out) noexcept;
 
 /// The blocked driver: C[m, n] (op) A[m, k] * Bpacked (panels of kNR columns, each with
 /// `kpanel` rows of which [0, k) are used). `width` is the micro-kernel's column count
@@ -233,7 +234,8 @@ using F32Kernel = void (*)(const float* ap, const float* bp, std::size_t kc, flo
 template <std::size_t MR>
 inline void gemm_driver(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
                         const float* bp, std::size_t kpanel, float beta, float* c, std::size_t ldc, const float* bias,
-                        F32Kernel kernel, std::size_t width, std::size_t KC, std::size_t MC, std::size_t NC) {
+                        F32Kernel kernel, std::size_t width, std::size_t KC, std::size_t MC, std::size_t NC,
+                        PackA pack = &pack_a<MR>) {
     if (m == 0 || n == 0) return;
     if (k == 0) {  // no products: C = beta * C + bias
         for (std::size_t i = 0; i < m; ++i)
@@ -253,7 +255,7 @@ inline void gemm_driver(std::size_t m, std::size_t n, std::size_t k, float alpha
             for (std::size_t pc = 0; pc < k; pc += KC) {
                 const std::size_t kc = std::min(KC, k - pc);
                 for (std::size_t ir = 0; ir < mcur; ir += MR)
-                    pack_a<MR>(std::min(MR, mcur - ir), kc, a + (ic + ir) * lda + pc, lda, abuf + ir * kc);
+                    pack(std::min(MR, mcur - ir), kc, a + (ic + ir) * lda + pc, lda, abuf + ir * kc);
                 for (std::size_t jr = 0; jr < nc; jr += width) {
                     const std::size_t col = jc + jr;
                     const std::size_t nr = std::min(width, n - col);
@@ -373,18 +375,28 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
                                               std::size_t ldc, std::size_t mr, std::size_t nr,
                                               const Epilogue& e) noexcept {
     constexpr std::size_t MR = kMR512;
-    __m512 acc[MR][2];
-    for (std::size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    // Named accumulators: with an array, GCC 12 may store them to the stack at every
+    // step of the loop (it does in the int8 and AVX2 kernels).
+#define RAGPP_NN_Z(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
+    RAGPP_NN_Z(6) RAGPP_NN_Z(7) RAGPP_NN_Z(8) RAGPP_NN_Z(9) RAGPP_NN_Z(10) RAGPP_NN_Z(11)
+#undef RAGPP_NN_Z
     for (std::size_t p = 0; p < kc; ++p) {
         const __m512 b0 = _mm512_load_ps(bp + p * kNR);
         const __m512 b1 = _mm512_load_ps(bp + p * kNR + 16);
         const float* a = ap + p * MR;
-        for (std::size_t i = 0; i < MR; ++i) {
-            const __m512 av = _mm512_set1_ps(a[i]);
-            acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);
-        }
+#define RAGPP_NN_ROW(i)                                   \
+    {                                                     \
+        const __m512 av = _mm512_set1_ps(a[i]);           \
+        c##i##a = _mm512_fmadd_ps(av, b0, c##i##a);       \
+        c##i##b = _mm512_fmadd_ps(av, b1, c##i##b);       \
     }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
+        RAGPP_NN_ROW(6) RAGPP_NN_ROW(7) RAGPP_NN_ROW(8) RAGPP_NN_ROW(9) RAGPP_NN_ROW(10) RAGPP_NN_ROW(11)
+#undef RAGPP_NN_ROW
+    }
+    const __m512 acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b},   {c5a, c5b},
+                               {c6a, c6b}, {c7a, c7b}, {c8a, c8b}, {c9a, c9b}, {c10a, c10b}, {c11a, c11b}};
     const __mmask16 m0 = tail_mask16(nr), m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
     const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
     const __m512 bias0 = e.bias ? _mm512_maskz_loadu_ps(m0, e.bias) : _mm512_setzero_ps();
@@ -409,6 +421,36 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
     }
 }
 
+/// pack_a<12> with 4 x 8 transposes (AVX): rows 4g..4g+3, k p..p+7 per step.
+RAGPP_NN_AVX2 inline void pack_a12_avx(std::size_t mr, std::size_t kc, const float* a, std::size_t lda,
+                                       float* out) noexcept {
+    constexpr std::size_t MR = 12;
+    if (mr != MR) return pack_a<MR>(mr, kc, a, lda, out);
+    std::size_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        for (std::size_t g = 0; g < MR; g += 4) {
+            const float* r = a + g * lda + p;
+            const __m256 r0 = _mm256_loadu_ps(r), r1 = _mm256_loadu_ps(r + lda), r2 = _mm256_loadu_ps(r + 2 * lda),
+                         r3 = _mm256_loadu_ps(r + 3 * lda);
+            const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+            const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+            const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            float* o = out + p * MR + g;
+            _mm_storeu_ps(o, _mm256_castps256_ps128(u0));
+            _mm_storeu_ps(o + MR, _mm256_castps256_ps128(u1));
+            _mm_storeu_ps(o + 2 * MR, _mm256_castps256_ps128(u2));
+            _mm_storeu_ps(o + 3 * MR, _mm256_castps256_ps128(u3));
+            _mm_storeu_ps(o + 4 * MR, _mm256_extractf128_ps(u0, 1));
+            _mm_storeu_ps(o + 5 * MR, _mm256_extractf128_ps(u1, 1));
+            _mm_storeu_ps(o + 6 * MR, _mm256_extractf128_ps(u2, 1));
+            _mm_storeu_ps(o + 7 * MR, _mm256_extractf128_ps(u3, 1));
+        }
+    }
+    for (; p < kc; ++p)
+        for (std::size_t i = 0; i < MR; ++i) out[p * MR + i] = a[i * lda + p];
+}
+
 // --- AVX2 fp32 micro-kernel: 6 x 16 (half a panel) -------------------------------------
 inline constexpr std::size_t kMR256 = 6;
 
@@ -420,18 +462,23 @@ RAGPP_NN_AVX2 inline __m256i tail_mask8(std::size_t n) noexcept {
 RAGPP_NN_AVX2 inline void kernel_f32_avx2(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc,
                                           std::size_t mr, std::size_t nr, const Epilogue& e) noexcept {
     constexpr std::size_t MR = kMR256;
-    __m256 acc[MR][2];
-    for (std::size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+#define RAGPP_NN_Z(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
+#undef RAGPP_NN_Z
     for (std::size_t p = 0; p < kc; ++p) {
         const __m256 b0 = _mm256_loadu_ps(bp + p * kNR);
         const __m256 b1 = _mm256_loadu_ps(bp + p * kNR + 8);
         const float* a = ap + p * MR;
-        for (std::size_t i = 0; i < MR; ++i) {
-            const __m256 av = _mm256_broadcast_ss(a + i);
-            acc[i][0] = _mm256_fmadd_ps(av, b0, acc[i][0]);
-            acc[i][1] = _mm256_fmadd_ps(av, b1, acc[i][1]);
-        }
+#define RAGPP_NN_ROW(i)                                   \
+    {                                                     \
+        const __m256 av = _mm256_broadcast_ss(a + (i));   \
+        c##i##a = _mm256_fmadd_ps(av, b0, c##i##a);       \
+        c##i##b = _mm256_fmadd_ps(av, b1, c##i##b);       \
     }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
+#undef RAGPP_NN_ROW
+    }
+    const __m256 acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b}, {c5a, c5b}};
     const __m256i m0 = tail_mask8(nr), m1 = tail_mask8(nr > 8 ? nr - 8 : 0);
     const __m256 alpha = _mm256_set1_ps(e.alpha), beta = _mm256_set1_ps(e.beta);
     const __m256 bias0 = e.bias ? _mm256_maskload_ps(e.bias, m0) : _mm256_setzero_ps();
@@ -475,25 +522,43 @@ RAGPP_NN_AVX512 inline void i8_store16(__m512i s, std::size_t i, std::size_t col
 
 inline constexpr std::size_t kMRvnni512 = 12;
 
+// acc += a (u8) . b (s8), four bytes per 32-bit lane.
+RAGPP_NN_AVX512VNNI inline void dpbusd512(__m512i& acc, __m512i a, __m512i b) noexcept {
+    acc = _mm512_dpbusd_epi32(acc, a, b);
+}
+RAGPP_NN_AVXVNNI inline void dpbusd256(__m256i& acc, __m256i a, __m256i b) noexcept {
+    acc = _mm256_dpbusd_avx_epi32(acc, a, b);
+}
+
 /// AVX512-VNNI: 12 rows x 32 columns, 24 zmm accumulators.
 RAGPP_NN_AVX512VNNI inline void kernel_i8_avx512vnni(const std::uint8_t* ap, const std::int8_t* bp, std::size_t kq,
                                                      std::size_t ldc, std::size_t mr, std::size_t nr,
                                                      const I8Epilogue& e) noexcept {
     constexpr std::size_t MR = kMRvnni512;
-    __m512i acc[MR][2];
-    for (std::size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+    // Named accumulators (an array of them is copied and spilled around every vpdpbusd
+    // by GCC 12: 240 instead of 600+ GOPS).
+#define RAGPP_NN_Z(i) __m512i c##i##a = _mm512_setzero_si512(), c##i##b = _mm512_setzero_si512();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
+    RAGPP_NN_Z(6) RAGPP_NN_Z(7) RAGPP_NN_Z(8) RAGPP_NN_Z(9) RAGPP_NN_Z(10) RAGPP_NN_Z(11)
+#undef RAGPP_NN_Z
     for (std::size_t q = 0; q < kq; ++q) {
         const __m512i b0 = _mm512_load_si512(bp + q * 128);
         const __m512i b1 = _mm512_load_si512(bp + q * 128 + 64);
         const std::uint8_t* a = ap + q * MR * 4;
-        for (std::size_t i = 0; i < MR; ++i) {
-            std::int32_t quad;
-            std::memcpy(&quad, a + i * 4, 4);
-            const __m512i av = _mm512_set1_epi32(quad);
-            acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], av, b0);
-            acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], av, b1);
-        }
+#define RAGPP_NN_ROW(i)                                          \
+    {                                                            \
+        std::int32_t quad;                                       \
+        std::memcpy(&quad, a + (i) * 4, 4);                      \
+        const __m512i av = _mm512_set1_epi32(quad);              \
+        dpbusd512(c##i##a, av, b0);                              \
+        dpbusd512(c##i##b, av, b1);                              \
     }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
+        RAGPP_NN_ROW(6) RAGPP_NN_ROW(7) RAGPP_NN_ROW(8) RAGPP_NN_ROW(9) RAGPP_NN_ROW(10) RAGPP_NN_ROW(11)
+#undef RAGPP_NN_ROW
+    }
+    const __m512i acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b},   {c5a, c5b},
+                                {c6a, c6b}, {c7a, c7b}, {c8a, c8b}, {c9a, c9b}, {c10a, c10b}, {c11a, c11b}};
     const __m512i cs0 = _mm512_loadu_si512(e.csum), cs1 = _mm512_loadu_si512(e.csum + 16);
     const __mmask16 m0 = tail_mask16(nr), m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
     for (std::size_t i = 0; i < MR; ++i) {
@@ -522,20 +587,25 @@ RAGPP_NN_AVXVNNI inline void kernel_i8_avxvnni(const std::uint8_t* ap, const std
                                                std::size_t ldc, std::size_t mr, std::size_t nr,
                                                const I8Epilogue& e) noexcept {
     constexpr std::size_t MR = kMRvnni256;
-    __m256i acc[MR][2];
-    for (std::size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+#define RAGPP_NN_Z(i) __m256i c##i##a = _mm256_setzero_si256(), c##i##b = _mm256_setzero_si256();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
+#undef RAGPP_NN_Z
     for (std::size_t q = 0; q < kq; ++q) {
         const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128));
         const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128 + 32));
         const std::uint8_t* a = ap + q * MR * 4;
-        for (std::size_t i = 0; i < MR; ++i) {
-            std::int32_t quad;
-            std::memcpy(&quad, a + i * 4, 4);
-            const __m256i av = _mm256_set1_epi32(quad);
-            acc[i][0] = _mm256_dpbusd_avx_epi32(acc[i][0], av, b0);
-            acc[i][1] = _mm256_dpbusd_avx_epi32(acc[i][1], av, b1);
-        }
+#define RAGPP_NN_ROW(i)                                          \
+    {                                                            \
+        std::int32_t quad;                                       \
+        std::memcpy(&quad, a + (i) * 4, 4);                      \
+        const __m256i av = _mm256_set1_epi32(quad);              \
+        dpbusd256(c##i##a, av, b0);                              \
+        dpbusd256(c##i##b, av, b1);                              \
     }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
+#undef RAGPP_NN_ROW
+    }
+    const __m256i acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b}, {c5a, c5b}};
     const __m256i cs0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.csum));
     const __m256i cs1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.csum + 8));
     const __m256i m0 = tail_mask8(nr), m1 = tail_mask8(nr > 8 ? nr - 8 : 0);
@@ -555,24 +625,29 @@ RAGPP_NN_AVX2 inline void kernel_i8_avx2(const std::uint8_t* ap, const std::int8
                                          std::size_t ldc, std::size_t mr, std::size_t nr,
                                          const I8Epilogue& e) noexcept {
     constexpr std::size_t MR = kMRi8avx2;
-    __m256i acc[MR][2];
-    for (std::size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+#define RAGPP_NN_Z(i) __m256i c##i##a = _mm256_setzero_si256(), c##i##b = _mm256_setzero_si256();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3)
+#undef RAGPP_NN_Z
     const __m256i ones = _mm256_set1_epi16(1);
     for (std::size_t q = 0; q < kq; ++q) {
         const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128));
         const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128 + 32));
         const std::uint8_t* a = ap + q * MR * 4;
-        for (std::size_t i = 0; i < MR; ++i) {
-            std::int32_t quad;
-            std::memcpy(&quad, a + i * 4, 4);
-            const __m256i av = _mm256_set1_epi32(quad);
-            const __m256i aa = _mm256_abs_epi8(av);
-            const __m256i p0 = _mm256_maddubs_epi16(aa, _mm256_sign_epi8(b0, av));
-            const __m256i p1 = _mm256_maddubs_epi16(aa, _mm256_sign_epi8(b1, av));
-            acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(p0, ones));
-            acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(p1, ones));
-        }
+#define RAGPP_NN_ROW(i)                                                                   \
+    {                                                                                     \
+        std::int32_t quad;                                                                \
+        std::memcpy(&quad, a + (i) * 4, 4);                                               \
+        const __m256i av = _mm256_set1_epi32(quad);                                       \
+        const __m256i aa = _mm256_abs_epi8(av);                                           \
+        const __m256i p0 = _mm256_maddubs_epi16(aa, _mm256_sign_epi8(b0, av));            \
+        const __m256i p1 = _mm256_maddubs_epi16(aa, _mm256_sign_epi8(b1, av));            \
+        c##i##a = _mm256_add_epi32(c##i##a, _mm256_madd_epi16(p0, ones));                 \
+        c##i##b = _mm256_add_epi32(c##i##b, _mm256_madd_epi16(p1, ones));                 \
     }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3)
+#undef RAGPP_NN_ROW
+    }
+    const __m256i acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}};
     const __m256i m0 = tail_mask8(nr), m1 = tail_mask8(nr > 8 ? nr - 8 : 0);
     for (std::size_t i = 0; i < MR; ++i) {
         if (i >= mr) break;
@@ -891,10 +966,14 @@ RAGPP_NN_AVX2 inline void layer_norm_avx2(float* x, std::size_t n, const float* 
 
 namespace impl {
 
-// Blocking of the fp32 driver (measured on a Sapphire Rapids core: 48 KB L1d, 2 MB L2):
-// a 12 x KC A micro-panel and a KC x 32 B micro-panel together fit L1, the MC x KC A
-// block and the KC x NC B block L2.
-inline constexpr std::size_t kKC = 256, kMC = 192, kNC = 768;
+// Blocking of the fp32 driver, tuned on a Sapphire Rapids core (48 KB L1d, 2 MB L2):
+// blocks of MC = 48 rows (4 micro-panels, their A block 72 KB at KC = 384) sweep all of
+// N, each B micro-panel (KC x 32, 48 KB) serving the 4 micro-panels in turn. Larger MC,
+// smaller KC and N blocking measured the same or slower (within the noise of a shared
+// machine).
+inline constexpr std::size_t kKC = 384, kMC = 48, kNC = 1U << 20;
+// Rows per block of the int8 driver (quantized once, then swept over all of N).
+inline constexpr std::size_t kMCi8 = 48;
 
 /// C = alpha * A * Bpacked + beta * C (+ bias) on the best kernel of `isa`; Bpacked as
 /// pack_b makes it. Scalar: a plain loop over the packed panels.
@@ -903,12 +982,12 @@ inline void gemm_packed(Isa isa, std::size_t m, std::size_t n, std::size_t k, fl
     isa = usable(isa);
 #if RAGPP_NN_X86
     if (is_avx512(isa)) {
-        gemm_driver<kMR512>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx512, kNR, kKC, kMC, kNC);
+        gemm_driver<kMR512>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx512, kNR, kKC, kMC, kNC,
+                            &pack_a12_avx);
         return;
     }
     if (is_avx2(isa)) {
-        gemm_driver<kMR256>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx2, 16, kKC, kMC / 2 * 1,
-                            kNC);
+        gemm_driver<kMR256>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx2, 16, kKC, kMC, kNC);
         return;
     }
 #endif
@@ -1032,7 +1111,7 @@ private:
                 shift = true;
             }
             const bool wide = is_avx512(isa);
-            constexpr std::size_t MC = 192;  // a multiple of 12, 6 and 4
+            constexpr std::size_t MC = impl::kMCi8;  // a multiple of 12, 6 and 4
             const std::size_t mc_max = std::min(MC, (m + mr - 1) / mr * mr);
             std::uint8_t* abuf = impl::scratch<std::uint8_t, 1>(mc_max * k4);
             std::int8_t* qrow = reinterpret_cast<std::int8_t*>(impl::scratch<std::uint8_t, 2>(k4));
