@@ -95,22 +95,26 @@ inline bool cpu_has_avxvnni() noexcept {
 #endif
 }  // namespace impl
 
-/// Whether this CPU (and OS) can run `isa`.
+/// Whether this CPU (and OS) can run `isa` (probed once: cpuid exits to the hypervisor
+/// in a virtual machine, too slow for every call of a row kernel).
 [[nodiscard]] inline bool supported(Isa isa) noexcept {
+    struct Table {
+        bool ok[5] = {true, false, false, false, false};
+        Table() noexcept {
 #if RAGPP_NN_X86
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                        __builtin_cpu_supports("avx512vl");
-    switch (isa) {
-        case Isa::avx2: return avx2;
-        case Isa::avx2_vnni: return avx2 && impl::cpu_has_avxvnni();
-        case Isa::avx512: return avx512;
-        case Isa::avx512_vnni: return avx512 && __builtin_cpu_supports("avx512vnni");
-        default: return true;
-    }
-#else
-    return isa == Isa::scalar;
+            const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+            const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+            ok[static_cast<int>(Isa::avx2)] = avx2;
+            ok[static_cast<int>(Isa::avx2_vnni)] = avx2 && impl::cpu_has_avxvnni();
+            ok[static_cast<int>(Isa::avx512)] = avx512;
+            ok[static_cast<int>(Isa::avx512_vnni)] = avx512 && __builtin_cpu_supports("avx512vnni");
 #endif
+        }
+    };
+    static const Table table;
+    const int i = static_cast<int>(isa);
+    return i >= 0 && i < 5 && table.ok[i];
 }
 
 /// `isa` itself when supported, else the best supported path below it.
