@@ -662,6 +662,34 @@ RAGPP_NN_AVX2 inline void kernel_i8_avx2(const std::uint8_t* ap, const std::int8
     }
 }
 
+/// Interleaves 12 rows of kq 4-byte quads (row r at rows + r * stride) into
+/// out[(q * 12 + r) * 4 ...]: 4 x 8 transposes of 32-bit lanes.
+RAGPP_NN_AVX2 inline void pack_quads12_avx(std::size_t kq, const std::uint8_t* rows, std::size_t stride,
+                                           std::uint8_t* out) noexcept {
+    constexpr std::size_t MR = 12;
+    std::size_t q = 0;
+    for (; q + 8 <= kq; q += 8) {
+        for (std::size_t g = 0; g < MR; g += 4) {
+            const std::uint8_t* r = rows + g * stride + q * 4;
+            const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r));
+            const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + stride));
+            const __m256i r2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 2 * stride));
+            const __m256i r3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 3 * stride));
+            const __m256i t0 = _mm256_unpacklo_epi32(r0, r1), t1 = _mm256_unpackhi_epi32(r0, r1);
+            const __m256i t2 = _mm256_unpacklo_epi32(r2, r3), t3 = _mm256_unpackhi_epi32(r2, r3);
+            const __m256i u[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                                  _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+            std::uint8_t* o = out + (q * MR + g) * 4;
+            for (std::size_t j = 0; j < 4; ++j) {
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(o + j * MR * 4), _mm256_castsi256_si128(u[j]));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(o + (4 + j) * MR * 4), _mm256_extracti128_si256(u[j], 1));
+            }
+        }
+    }
+    for (; q < kq; ++q)
+        for (std::size_t r = 0; r < MR; ++r) std::memcpy(out + (q * MR + r) * 4, rows + r * stride + q * 4, 4);
+}
+
 /// Row quantization (bit-identical to quantize_row_scalar: the max is exact, x / sx is
 /// a correctly rounded division in both, and vcvtps2dq rounds to nearest even as lrint
 /// does in the default rounding mode).
@@ -1166,29 +1194,35 @@ private:
             constexpr std::size_t MC = impl::kMCi8;  // a multiple of 12, 6 and 4
             const std::size_t mc_max = std::min(MC, (m + mr - 1) / mr * mr);
             std::uint8_t* abuf = impl::scratch<std::uint8_t, 1>(mc_max * k4);
-            std::int8_t* qrow = reinterpret_cast<std::int8_t*>(impl::scratch<std::uint8_t, 2>(k4));
+            // Rows quantized row-major (k4 bytes each, zero padded, + 128 for VNNI), then
+            // interleaved by quads into the micro-panels.
+            std::uint8_t* qrows = impl::scratch<std::uint8_t, 2>(mc_max * k4);
             float* sx = impl::scratch<float, 3>(mc_max);
-            const std::uint32_t flip = shift ? 0x80808080U : 0U;
+            const std::uint8_t flip = shift ? 0x80 : 0;
             for (std::size_t ic = 0; ic < m; ic += MC) {
                 const std::size_t mcur = std::min(MC, m - ic);
-                const std::size_t mpad = (mcur + mr - 1) / mr * mr;
-                for (std::size_t r = 0; r < mpad; ++r) {
-                    std::uint8_t* blk = abuf + (r / mr) * mr * k4 + (r % mr) * 4;
-                    if (r >= mcur) {
-                        for (std::size_t q = 0; q < kq_; ++q) std::memset(blk + q * mr * 4, 0, 4);
-                        sx[r] = 1.0f;
+                for (std::size_t r = 0; r < mcur; ++r) {
+                    const float* xr = x + (ic + r) * n_in_;
+                    std::uint8_t* qr = qrows + r * k4;
+                    auto* qs = reinterpret_cast<std::int8_t*>(qr);
+                    sx[r] = wide ? impl::quantize_row_avx512(xr, n_in_, qs) : impl::quantize_row_avx2(xr, n_in_, qs);
+                    for (std::size_t p = n_in_; p < k4; ++p) qr[p] = 0;
+                    if (flip)
+                        for (std::size_t p = 0; p < k4; ++p) qr[p] = static_cast<std::uint8_t>(qr[p] ^ flip);
+                    if (row_scale) row_scale[ic + r] = sx[r];
+                }
+                for (std::size_t ir = 0; ir < mcur; ir += mr) {
+                    const std::size_t rows = std::min(mr, mcur - ir);
+                    std::uint8_t* blk = abuf + ir * k4;
+                    if (rows == 12 && mr == 12) {
+                        impl::pack_quads12_avx(kq_, qrows + ir * k4, k4, blk);
                         continue;
                     }
-                    const float* xr = x + (ic + r) * n_in_;
-                    sx[r] = wide ? impl::quantize_row_avx512(xr, n_in_, qrow) : impl::quantize_row_avx2(xr, n_in_, qrow);
-                    for (std::size_t p = n_in_; p < k4; ++p) qrow[p] = 0;
-                    for (std::size_t q = 0; q < kq_; ++q) {
-                        std::uint32_t v;
-                        std::memcpy(&v, qrow + q * 4, 4);
-                        v ^= flip;
-                        std::memcpy(blk + q * mr * 4, &v, 4);
-                    }
-                    if (row_scale) row_scale[ic + r] = sx[r];
+                    for (std::size_t q = 0; q < kq_; ++q)
+                        for (std::size_t r = 0; r < mr; ++r) {
+                            if (r < rows) std::memcpy(blk + (q * mr + r) * 4, qrows + (ir + r) * k4 + q * 4, 4);
+                            else std::memset(blk + (q * mr + r) * 4, 0, 4);
+                        }
                 }
                 for (std::size_t col = 0; col < n_out_; col += width) {
                     const std::int8_t* bp = w_.data() + (col / impl::kNR) * kq_ * 128 + (col % impl::kNR) * 4;
