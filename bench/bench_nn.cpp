@@ -3,6 +3,10 @@
 // of gemm_nt / gemm_nn on attention shapes, and the core's measured FMA peak (a loop of
 // independent vfmadd231ps chains: 2 FLOPs x lanes per instruction). Medians of several
 // runs of this thread's CPU time, one JSON line per kernel and shape, fixed seeds.
+// With OpenBLAS found at configure time, its one-thread sgemm (y = x W^T, no bias) runs
+// on the same shapes right after ours. Its CPU detection may not know recent Xeons (it
+// picks a generic core here, 30 GFLOP/s): set OPENBLAS_CORETYPE=SkylakeX for its
+// AVX-512 kernels; the core it used is printed.
 // Usage: bench_nn [--isa scalar|avx2|avx2_vnni|avx512|avx512_vnni] [--runs R] [--quick]
 #include <ragpp/detail/nn.hpp>
 
@@ -18,6 +22,14 @@
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
+#endif
+
+#ifdef RAGPP_BENCH_OPENBLAS
+// OpenBLAS's CBLAS entry points (declared here: Debian's runtime package has no header).
+extern "C" void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
+                            int lda, const float* b, int ldb, float beta, float* c, int ldc);
+extern "C" void openblas_set_num_threads(int);
+extern "C" char* openblas_get_corename();
 #endif
 
 namespace nn = ragpp::detail::nn;
@@ -143,6 +155,9 @@ int main(int argc, char** argv) {
         }
     }
     isa = nn::usable(isa);
+#ifdef RAGPP_BENCH_OPENBLAS
+    openblas_set_num_threads(1);
+#endif
     const double peak512 = fma_peak(true, runs), peak256 = fma_peak(false, runs);
     std::printf(R"({"bench":"nn","kernel":"fma_peak","threads":1,"avx512_gflops":%.1f,"avx2_gflops":%.1f})" "\n",
                 peak512, peak256);
@@ -170,6 +185,18 @@ int main(int argc, char** argv) {
                     peak > 0 ? gf.median / peak : 0.0, static_cast<double>(y[0] + y[y.size() - 1]));
         const nn::LinearI8 i8(w.data(), s.n_out, s.n_in, b.data());
         const Rate gi = gflops(flops, runs, [&] { i8.forward(x.data(), s.m, y.data(), isa); });
+#ifdef RAGPP_BENCH_OPENBLAS
+        // y = x W^T (no bias) by OpenBLAS, one thread, measured right after ours.
+        std::vector<float> yb(s.m * s.n_out);
+        const Rate gb = gflops(flops, runs, [&] {
+            cblas_sgemm(101 /* row major */, 111 /* no trans */, 112 /* trans */, static_cast<int>(s.m),
+                        static_cast<int>(s.n_out), static_cast<int>(s.n_in), 1.0f, x.data(), static_cast<int>(s.n_in),
+                        w.data(), static_cast<int>(s.n_in), 0.0f, yb.data(), static_cast<int>(s.n_out));
+        });
+        std::printf(R"({"bench":"nn","kernel":"openblas_sgemm","core":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gflops":%.1f,"gflops_best":%.1f,"ragpp_f32_speedup":%.2f,"ragpp_i8_speedup":%.2f})" "\n",
+                    openblas_get_corename(), s.m, s.n_in, s.n_out, gb.median, gb.best, gf.median / gb.median,
+                    gi.median / gb.median);
+#endif
         std::printf(R"({"bench":"nn","kernel":"linear_i8","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gops":%.1f,"gops_best":%.1f,"speedup_vs_f32":%.2f,"checksum":%.4f})" "\n",
                     std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gi.median, gi.best,
                     gi.median / gf.median, static_cast<double>(y[0] + y[y.size() - 1]));
