@@ -34,7 +34,8 @@
 //     sum_k q_k w_k = sum_k u_k w_k - 128 * sum_k w_k,
 // the column sums precomputed at build time. Without VNNI (AVX2): vpmaddubsw on |q| and
 // sign(q) * w, whose pairwise int16 sums are at most 2 * 127 * 127 = 32,258 < 32,767,
-// so they never saturate, then vpmaddwd with ones to int32. All int32 sums are exact
+// so they never saturate, then vpmaddwd with ones to int32 (AVX-512 CPUs without VNNI
+// use this AVX2 kernel for int8). All int32 sums are exact
 // (|sum| <= 127 * 127 * n_in, < 2^31 for n_in <= 133,000), so every ISA gives the
 // same integers as the scalar path.
 #pragma once
