@@ -26,7 +26,8 @@
 //   of C with MR*2 AVX-512 accumulators (MR = 12: 24 zmm accumulators, 2 zmm of B,
 //   one broadcast of A) or, on AVX2, 6 x 16 tiles (12 ymm accumulators).
 // - K is blocked (KC) so a B micro-panel stays in L1 across the row micro-panels of a
-//   block of MC rows, and N is blocked (NC) so the B block stays in L2.
+//   block of MC rows; each strip of 32 columns runs through all K blocks in a row, so
+//   its C tiles stay in L1 between them.
 // int8 (LinearI8): the weights are packed in panels of 32 columns x 4 consecutive k
 // (the vpdpbusd layout: each 32-bit lane of a register is one column's 4 bytes). VNNI's
 // vpdpbusd multiplies unsigned by signed bytes, so activations q in [-127, 127] are
@@ -239,7 +240,7 @@ using PackA = void (*)(std::size_t mr, std::size_t kc, const float* a, std::size
 template <std::size_t MR>
 inline void gemm_driver(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
                         const float* bp, std::size_t kpanel, float beta, float* c, std::size_t ldc, const float* bias,
-                        F32Kernel kernel, std::size_t width, std::size_t KC, std::size_t MC, std::size_t NC,
+                        F32Kernel kernel, std::size_t width, std::size_t KC, std::size_t MC,
                         PackA pack = &pack_a<MR>) {
     if (m == 0 || n == 0) return;
     if (k == 0) {  // no products: C = beta * C + bias
@@ -253,28 +254,31 @@ inline void gemm_driver(std::size_t m, std::size_t n, std::size_t k, float alpha
     // K in equal blocks of at most KC (384 = 2 x 192, 1536 = 8 x 192, 64 = 1 x 64).
     KC = (k + (k + KC - 1) / KC - 1) / ((k + KC - 1) / KC);
     const std::size_t mc_max = std::min(MC, (m + MR - 1) / MR * MR);
-    float* abuf = scratch<float, 0>(mc_max * KC);
-    // Rows outermost: the MC x NC block of C stays in L2 across the K blocks.
+    float* abuf = scratch<float, 0>(mc_max * k);
+    // Rows outermost. All of K of a block of rows is packed once (K block after K block,
+    // each mpad x kc), then each column strip runs through the K blocks in a row, so its
+    // C tiles stay in L1 between them instead of going round L3 (C of 4096 x 1536 is 25 MB).
     for (std::size_t ic = 0; ic < m; ic += MC) {
         const std::size_t mcur = std::min(MC, m - ic);
-        for (std::size_t jc = 0; jc < n; jc += NC) {
-            const std::size_t nc = std::min(NC, n - jc);
+        const std::size_t mpad = (mcur + MR - 1) / MR * MR;
+        for (std::size_t pc = 0; pc < k; pc += KC) {
+            const std::size_t kc = std::min(KC, k - pc);
+            for (std::size_t ir = 0; ir < mcur; ir += MR)
+                pack(std::min(MR, mcur - ir), kc, a + (ic + ir) * lda + pc, lda, abuf + pc * mpad + ir * kc);
+        }
+        for (std::size_t col = 0; col < n; col += width) {
+            const std::size_t nr = std::min(width, n - col);
             for (std::size_t pc = 0; pc < k; pc += KC) {
                 const std::size_t kc = std::min(KC, k - pc);
+                const float* bpp = bp + (col / kNR) * kpanel * kNR + pc * kNR + col % kNR;
+                Epilogue e;
+                e.alpha = alpha;
+                e.beta = beta;
+                e.bias = bias && pc == 0 ? bias + col : nullptr;
+                e.accumulate = pc != 0;
                 for (std::size_t ir = 0; ir < mcur; ir += MR)
-                    pack(std::min(MR, mcur - ir), kc, a + (ic + ir) * lda + pc, lda, abuf + ir * kc);
-                for (std::size_t jr = 0; jr < nc; jr += width) {
-                    const std::size_t col = jc + jr;
-                    const std::size_t nr = std::min(width, n - col);
-                    const float* bpp = bp + (col / kNR) * kpanel * kNR + pc * kNR + col % kNR;
-                    Epilogue e;
-                    e.alpha = alpha;
-                    e.beta = beta;
-                    e.bias = bias && pc == 0 ? bias + col : nullptr;
-                    e.accumulate = pc != 0;
-                    for (std::size_t ir = 0; ir < mcur; ir += MR)
-                        kernel(abuf + ir * kc, bpp, kc, c + (ic + ir) * ldc + col, ldc, std::min(MR, mcur - ir), nr, e);
-                }
+                    kernel(abuf + pc * mpad + ir * kc, bpp, kc, c + (ic + ir) * ldc + col, ldc,
+                           std::min(MR, mcur - ir), nr, e);
             }
         }
     }
@@ -1049,10 +1053,11 @@ namespace impl {
 // Blocking of the fp32 driver, tuned on a Sapphire Rapids core (48 KB L1d, 2 MB L2):
 // K blocks of at most 192, so a B micro-panel (192 x 32 floats, 24 KB) and an A
 // micro-panel (12 x 192, 9 KB) stay in L1 together (the hot micro-kernel measured 8%
-// faster than at 384); blocks of MC = 96 rows (8 micro-panels, the A block 72 KB in
-// L2) sweep all of N, each B micro-panel serving the 8 in turn. MC = 48 / 192 / 384 and
-// N blocking measured within 5% (the noise of a shared machine).
-inline constexpr std::size_t kKC = 192, kMC = 96, kNC = 1U << 20;
+// faster than at 384); blocks of MC = 96 rows (8 micro-panels; all of their K packed,
+// 144 KB at K = 384, 576 KB at 1536, in L2) sweep all of N, each B micro-panel serving
+// the 8 in turn. MC = 48 / 192 / 384 and N blocking measured within 5% (the noise of
+// a shared machine).
+inline constexpr std::size_t kKC = 192, kMC = 96;
 // Rows per block of the int8 driver (quantized once, then swept over all of N).
 inline constexpr std::size_t kMCi8 = 48;
 
@@ -1063,12 +1068,12 @@ inline void gemm_packed(Isa isa, std::size_t m, std::size_t n, std::size_t k, fl
     isa = usable(isa);
 #if RAGPP_NN_X86
     if (is_avx512(isa)) {
-        gemm_driver<kMR512>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx512, kNR, kKC, kMC, kNC,
+        gemm_driver<kMR512>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx512, kNR, kKC, kMC,
                             &pack_a12_avx);
         return;
     }
     if (is_avx2(isa)) {
-        gemm_driver<kMR256>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx2, 16, kKC, kMC, kNC);
+        gemm_driver<kMR256>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx2, 16, kKC, kMC);
         return;
     }
 #endif
