@@ -892,7 +892,13 @@ RAGPP_NN_AVX2 inline __m256 tanh256(__m256 x) noexcept {
 }
 
 RAGPP_NN_AVX512 inline void gelu_avx512(float* x, std::size_t n) noexcept {
-    for (std::size_t i = 0; i < n; i += 16) {
+    std::size_t i = 0;
+    for (; i + 32 <= n; i += 32) {  // two independent vectors per step
+        const __m512 a = gelu512(_mm512_loadu_ps(x + i)), b = gelu512(_mm512_loadu_ps(x + i + 16));
+        _mm512_storeu_ps(x + i, a);
+        _mm512_storeu_ps(x + i + 16, b);
+    }
+    for (; i < n; i += 16) {
         const __mmask16 m = tail_mask16(n - i);
         _mm512_mask_storeu_ps(x + i, m, gelu512(_mm512_maskz_loadu_ps(m, x + i)));
     }
