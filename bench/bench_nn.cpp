@@ -1,8 +1,9 @@
 // Transformer kernels (detail/nn.hpp) on one thread: GFLOP/s of LinearF32 and LinearI8
 // on the MiniLM-L6 shapes (hidden 384, intermediate 1536; m = rows = batch x tokens),
 // of gemm_nt / gemm_nn on attention shapes, and the core's measured FMA peak (a loop of
-// independent vfmadd231ps chains: 2 FLOPs x lanes per instruction). Medians of several
-// runs of this thread's CPU time, one JSON line per kernel and shape, fixed seeds.
+// independent vfmadd231ps chains: 2 FLOPs x lanes per instruction). Medians (and best)
+// of several samples of at least 5 ms of this thread's CPU time, the kernels of one
+// shape measured in turns; one JSON line per kernel and shape, fixed seeds.
 // With OpenBLAS found at configure time, its one-thread sgemm (y = x W^T, no bias) runs
 // on the same shapes right after ours. Its CPU detection may not know recent Xeons (it
 // picks a generic core here, 30 GFLOP/s): set OPENBLAS_CORETYPE=SkylakeX for its
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -133,6 +135,29 @@ Rate gflops(double flops, std::size_t runs, F&& f) {
     return {median(g), *std::max_element(g.begin(), g.end())};
 }
 
+/// Rates of several kernels measured in turns (one run of each per round), so that all
+/// of them see the same machine load.
+std::vector<Rate> interleaved(double flops, std::size_t runs, const std::vector<std::function<void()>>& fs) {
+    // Warm-up, and repetitions per sample so that each sample lasts >= 5 ms.
+    std::vector<std::size_t> reps;
+    for (const auto& f : fs) {
+        f();
+        const double t0 = thread_seconds();
+        f();
+        reps.push_back(static_cast<std::size_t>(0.005 / std::max(thread_seconds() - t0, 1e-7)) + 1);
+    }
+    std::vector<std::vector<double>> g(fs.size());
+    for (std::size_t r = 0; r < runs; ++r)
+        for (std::size_t i = 0; i < fs.size(); ++i) {
+            const double t0 = thread_seconds();
+            for (std::size_t j = 0; j < reps[i]; ++j) fs[i]();
+            g[i].push_back(flops * static_cast<double>(reps[i]) / (thread_seconds() - t0) * 1e-9);
+        }
+    std::vector<Rate> out;
+    for (const auto& v : g) out.push_back({median(v), *std::max_element(v.begin(), v.end())});
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,27 +204,33 @@ int main(int argc, char** argv) {
         for (auto& v : x) v = normal(rng);
         const double flops = 2.0 * static_cast<double>(s.m * s.n_in * s.n_out);
         const nn::LinearF32 f32(w.data(), s.n_out, s.n_in, b.data());
-        const Rate gf = gflops(flops, runs, [&] { f32.forward(x.data(), s.m, y.data(), isa); });
-        std::printf(R"({"bench":"nn","kernel":"linear_f32","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gflops":%.1f,"gflops_best":%.1f,"fraction_of_peak":%.3f,"checksum":%.4f})" "\n",
-                    std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gf.median, gf.best,
-                    peak > 0 ? gf.median / peak : 0.0, static_cast<double>(y[0] + y[y.size() - 1]));
         const nn::LinearI8 i8(w.data(), s.n_out, s.n_in, b.data());
-        const Rate gi = gflops(flops, runs, [&] { i8.forward(x.data(), s.m, y.data(), isa); });
+        std::vector<float> yi(s.m * s.n_out);
+        std::vector<std::function<void()>> fs{[&] { f32.forward(x.data(), s.m, y.data(), isa); },
+                                              [&] { i8.forward(x.data(), s.m, yi.data(), isa); }};
 #ifdef RAGPP_BENCH_OPENBLAS
-        // y = x W^T (no bias) by OpenBLAS, one thread, measured right after ours.
+        // y = x W^T (no bias) by OpenBLAS, one thread, in turns with ours.
         std::vector<float> yb(s.m * s.n_out);
-        const Rate gb = gflops(flops, runs, [&] {
+        fs.emplace_back([&] {
             cblas_sgemm(101 /* row major */, 111 /* no trans */, 112 /* trans */, static_cast<int>(s.m),
                         static_cast<int>(s.n_out), static_cast<int>(s.n_in), 1.0f, x.data(), static_cast<int>(s.n_in),
                         w.data(), static_cast<int>(s.n_in), 0.0f, yb.data(), static_cast<int>(s.n_out));
         });
+#endif
+        const std::vector<Rate> rates = interleaved(flops, std::max<std::size_t>(runs, 3), fs);
+        const Rate gf = rates[0], gi = rates[1];
+        std::printf(R"({"bench":"nn","kernel":"linear_f32","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gflops":%.1f,"gflops_best":%.1f,"fraction_of_peak":%.3f,"checksum":%.4f})" "\n",
+                    std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gf.median, gf.best,
+                    peak > 0 ? gf.median / peak : 0.0, static_cast<double>(y[0] + y[y.size() - 1]));
+#ifdef RAGPP_BENCH_OPENBLAS
+        const Rate gb = rates[2];
         std::printf(R"({"bench":"nn","kernel":"openblas_sgemm","core":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gflops":%.1f,"gflops_best":%.1f,"ragpp_f32_speedup":%.2f,"ragpp_i8_speedup":%.2f})" "\n",
                     openblas_get_corename(), s.m, s.n_in, s.n_out, gb.median, gb.best, gf.median / gb.median,
                     gi.median / gb.median);
 #endif
         std::printf(R"({"bench":"nn","kernel":"linear_i8","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gops":%.1f,"gops_best":%.1f,"speedup_vs_f32":%.2f,"checksum":%.4f})" "\n",
                     std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gi.median, gi.best,
-                    gi.median / gf.median, static_cast<double>(y[0] + y[y.size() - 1]));
+                    gi.median / gf.median, static_cast<double>(yi[0] + yi[yi.size() - 1]));
         std::fflush(stdout);
     }
     // Attention: 12 heads x 32 dims (MiniLM: hidden 384), scores = Q K^T / sqrt(d), then P V.

