@@ -5,7 +5,7 @@
 // of several samples of at least 5 ms of this thread's CPU time, the kernels of one
 // shape measured in turns; one JSON line per kernel and shape, fixed seeds.
 // With OpenBLAS found at configure time, its one-thread sgemm (y = x W^T, no bias) runs
-// on the same shapes right after ours. Its CPU detection may not know recent Xeons (it
+// on the same shapes, in turns with ours. Its CPU detection may not know recent Xeons (it
 // picks a generic core here, 30 GFLOP/s): set OPENBLAS_CORETYPE=SkylakeX for its
 // AVX-512 kernels; the core it used is printed.
 // Usage: bench_nn [--isa scalar|avx2|avx2_vnni|avx512|avx512_vnni] [--runs R] [--quick]
