@@ -1,8 +1,6 @@
 // ragpp detail: the numeric kernels of transformer encoders (embed/transformer.hpp).
 //
-// CONTRACT (the API the model code calls; the bodies below are the plain reference
-// versions, to be replaced by packed, runtime-dispatched kernels that give the same
-// results within float rounding):
+// CONTRACT (the API the model code calls):
 //
 // - LinearF32: y[m, n_out] = x[m, n_in] * W^T + bias, W row-major [n_out, n_in] (the
 //   layout of torch.nn.Linear.weight). Built once from the weights (packing happens
@@ -11,125 +9,293 @@
 //   time, activations quantized per row at each call (dynamic quantization).
 // - gemm_nt / gemm_nn: small general products for attention (row-major, leading dims).
 // - gelu_erf, softmax, layer_norm, tanh_inplace: row-wise element kernels.
+//
+// Every entry point has an overload taking an `Isa` (scalar, avx2, avx2_vnni, avx512,
+// avx512_vnni) so tests run each code path on one machine; the plain overloads use
+// active_isa(): the best this CPU runs, capped by the environment variable RAGPP_SIMD
+// (`scalar`, `avx2`, `avx512`), as detail/simd.hpp does. An Isa the CPU lacks falls
+// back to the best one below it that it has.
+//
+// How the GEMM works (the GotoBLAS / BLIS loop structure: Goto & van de Geijn, "Anatomy
+// of high-performance matrix multiplication", ACM TOMS 34(3), 2008; Van Zee & van de
+// Geijn, "BLIS", ACM TOMS 41(3), 2015; the code here is our own):
+// - B (the weights, W^T) is packed once into panels of 32 output columns: panel j holds,
+//   for each k, the 32 weights of columns 32j..32j+31 contiguously (zero padded).
+// - At each call, blocks of MR rows of A are packed k-major (MR floats per k) into a
+//   thread_local buffer, and a register-blocked micro-kernel computes an MR x 32 tile
+//   of C with MR*2 AVX-512 accumulators (MR = 12: 24 zmm accumulators, 2 zmm of B,
+//   one broadcast of A) or, on AVX2, 6 x 16 tiles (12 ymm accumulators).
+// - K is blocked (KC) so a B micro-panel stays in L1 across the row micro-panels of a
+//   block of MC rows; each strip of 32 columns runs through all K blocks in a row, so
+//   its C tiles stay in L1 between them.
+// int8 (LinearI8): the weights are packed in panels of 32 columns x 4 consecutive k
+// (the vpdpbusd layout: each 32-bit lane of a register is one column's 4 bytes). VNNI's
+// vpdpbusd multiplies unsigned by signed bytes, so activations q in [-127, 127] are
+// shifted to u = q + 128 and
+//     sum_k q_k w_k = sum_k u_k w_k - 128 * sum_k w_k,
+// the column sums precomputed at build time. Without VNNI (AVX2): vpmaddubsw on |q| and
+// sign(q) * w, whose pairwise int16 sums are at most 2 * 127 * 127 = 32,258 < 32,767,
+// so they never saturate, then vpmaddwd with ones to int32 (AVX-512 CPUs without VNNI
+// use this AVX2 kernel for int8). All int32 sums are exact
+// (|sum| <= 127 * 127 * n_in, < 2^31 for n_in <= 133,000), so every ISA gives the
+// same integers as the scalar path.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <ragpp/core/error.hpp>
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define RAGPP_NN_X86 1
+#else
+#define RAGPP_NN_X86 0
+#endif
+
 namespace ragpp::detail::nn {
 
-/// y = x W^T + b for a torch-layout weight matrix.
-class LinearF32 {
-public:
-    LinearF32() = default;
-    /// `weights`: n_out rows of n_in floats; `bias`: n_out floats or nullptr (no bias).
-    LinearF32(const float* weights, std::size_t n_out, std::size_t n_in, const float* bias)
-        : n_out_(n_out), n_in_(n_in), w_(weights, weights + n_out * n_in),
-          b_(bias ? std::vector<float>(bias, bias + n_out) : std::vector<float>(n_out, 0.0f)) {}
+// --- ISA selection ---------------------------------------------------------------------
 
-    [[nodiscard]] std::size_t n_out() const noexcept { return n_out_; }
-    [[nodiscard]] std::size_t n_in() const noexcept { return n_in_; }
+/// The code paths. avx2 = AVX2 + FMA; avx2_vnni adds AVX-VNNI (256-bit vpdpbusd);
+/// avx512 = AVX-512 F/BW/VL; avx512_vnni adds AVX512-VNNI. Float kernels only use the
+/// avx2 / avx512 part; int8 kernels use the VNNI variants where named.
+enum class Isa { scalar, avx2, avx2_vnni, avx512, avx512_vnni };
 
-    /// x: m rows of n_in floats (contiguous); y: m rows of n_out floats (contiguous).
-    void forward(const float* x, std::size_t m, float* y) const {
+inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::avx512, Isa::avx512_vnni};
+
+[[nodiscard]] constexpr std::string_view isa_name(Isa isa) noexcept {
+    switch (isa) {
+        case Isa::avx2: return "avx2";
+        case Isa::avx2_vnni: return "avx2_vnni";
+        case Isa::avx512: return "avx512";
+        case Isa::avx512_vnni: return "avx512_vnni";
+        default: return "scalar";
+    }
+}
+
+namespace impl {
+#if RAGPP_NN_X86
+/// AVX-VNNI (VEX-encoded vpdpbusd): CPUID.(EAX=7, ECX=1):EAX bit 4 (Intel SDM vol. 2,
+/// CPUID). Checked through cpuid because __builtin_cpu_supports("avxvnni") is missing
+/// from some compilers we support.
+inline bool cpu_has_avxvnni() noexcept {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid_count(7, 1, &a, &b, &c, &d) == 0) return false;
+    return (a & (1U << 4)) != 0;
+}
+#endif
+}  // namespace impl
+
+/// Whether this CPU (and OS) can run `isa` (probed once: cpuid exits to the hypervisor
+/// in a virtual machine, too slow for every call of a row kernel).
+[[nodiscard]] inline bool supported(Isa isa) noexcept {
+    struct Table {
+        bool ok[5] = {true, false, false, false, false};
+        Table() noexcept {
+#if RAGPP_NN_X86
+            const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+            const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+            ok[static_cast<int>(Isa::avx2)] = avx2;
+            ok[static_cast<int>(Isa::avx2_vnni)] = avx2 && impl::cpu_has_avxvnni();
+            ok[static_cast<int>(Isa::avx512)] = avx512;
+            ok[static_cast<int>(Isa::avx512_vnni)] = avx512 && __builtin_cpu_supports("avx512vnni");
+#endif
+        }
+    };
+    static const Table table;
+    const int i = static_cast<int>(isa);
+    return i >= 0 && i < 5 && table.ok[i];
+}
+
+/// `isa` itself when supported, else the best supported path below it.
+[[nodiscard]] inline Isa usable(Isa isa) noexcept {
+    for (;;) {
+        if (supported(isa)) return isa;
+        switch (isa) {
+            case Isa::avx512_vnni: isa = Isa::avx512; break;
+            case Isa::avx512: isa = Isa::avx2_vnni; break;
+            case Isa::avx2_vnni: isa = Isa::avx2; break;
+            default: return Isa::scalar;
+        }
+    }
+}
+
+/// The best path for this CPU, chosen once; RAGPP_SIMD=scalar|avx2|avx512 caps it.
+[[nodiscard]] inline Isa active_isa() noexcept {
+    static const Isa chosen = [] {
+        Isa best = usable(Isa::avx512_vnni);
+        if (const char* cap = std::getenv("RAGPP_SIMD")) {
+            const std::string_view c(cap);
+            if (c == "scalar") best = Isa::scalar;
+            else if (c == "avx2") best = usable(Isa::avx2_vnni);
+        }
+        return best;
+    }();
+    return chosen;
+}
+
+[[nodiscard]] constexpr bool is_avx512(Isa isa) noexcept { return isa == Isa::avx512 || isa == Isa::avx512_vnni; }
+[[nodiscard]] constexpr bool is_avx2(Isa isa) noexcept { return isa == Isa::avx2 || isa == Isa::avx2_vnni; }
+
+// --- aligned storage -----------------------------------------------------------------
+
+/// A std::allocator with 64-byte alignment (cache lines, full zmm loads).
+template <class T>
+struct AlignedAllocator {
+    using value_type = T;
+    static constexpr std::size_t alignment = 64;
+    AlignedAllocator() noexcept = default;
+    template <class U>
+    AlignedAllocator(const AlignedAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
+    [[nodiscard]] T* allocate(std::size_t n) {
+        return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{alignment}));
+    }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{alignment}); }
+    template <class U>
+    bool operator==(const AlignedAllocator<U>&) const noexcept {
+        return true;
+    }
+};
+template <class T>
+using AlignedVector = std::vector<T, AlignedAllocator<T>>;
+
+namespace impl {
+
+inline constexpr std::size_t kNR = 32;  // columns per packed panel (float and int8)
+
+/// Per-thread scratch that only grows; slot distinguishes concurrent uses in one call.
+template <class T, int Slot>
+inline T* scratch(std::size_t n) {
+    thread_local AlignedVector<T> buf;
+    if (buf.size() < n) {
+        buf.clear();
+        buf.shrink_to_fit();
+        buf.resize(n);
+    }
+    return buf.data();
+}
+
+/// Packs B given as B[k][n] row-major view through (row, col) strides into panels of
+/// kNR columns: out[(j * k + p) * kNR + c] = B(p, 32 j + c), zero padded.
+inline void pack_b(std::size_t n, std::size_t k, const float* b, std::size_t stride_k, std::size_t stride_n,
+                   float* out) noexcept {
+    const std::size_t np = (n + kNR - 1) / kNR;
+    for (std::size_t j = 0; j < np; ++j) {
+        const std::size_t c0 = j * kNR, nc = std::min(kNR, n - c0);
+        float* o = out + j * k * kNR;
+        if (stride_n == 1) {
+            for (std::size_t p = 0; p < k; ++p) {
+                std::memcpy(o + p * kNR, b + p * stride_k + c0, nc * sizeof(float));
+                for (std::size_t c = nc; c < kNR; ++c) o[p * kNR + c] = 0.0f;
+            }
+        } else {
+            for (std::size_t p = 0; p < k; ++p) {
+                for (std::size_t c = 0; c < nc; ++c) o[p * kNR + c] = b[p * stride_k + (c0 + c) * stride_n];
+                for (std::size_t c = nc; c < kNR; ++c) o[p * kNR + c] = 0.0f;
+            }
+        }
+    }
+}
+
+/// Packs rows [0, mr) x cols [0, kc) of A into out[p * MR + i], rows >= mr zero.
+template <std::size_t MR>
+inline void pack_a(std::size_t mr, std::size_t kc, const float* a, std::size_t lda, float* out) noexcept {
+    if (mr == MR) {
+        for (std::size_t p = 0; p < kc; ++p)
+            for (std::size_t i = 0; i < MR; ++i) out[p * MR + i] = a[i * lda + p];
+    } else {
+        for (std::size_t p = 0; p < kc; ++p)
+            for (std::size_t i = 0; i < MR; ++i) out[p * MR + i] = i < mr ? a[i * lda + p] : 0.0f;
+    }
+}
+
+/// What a micro-kernel does with its tile: C = alpha * acc + (beta != 0 ? beta * C : 0)
+/// + bias on the first K block; C += alpha * acc on the following ones.
+struct Epilogue {
+    float alpha = 1.0f, beta = 0.0f;
+    const float* bias = nullptr;  // at the tile's first column, kNR (or 16) valid floats
+    bool accumulate = false;
+};
+
+using F32Kernel = void (*)(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc,
+                           std::size_t mr, std::size_t nr, const Epilogue& e) noexcept;
+using PackA = void (*)(std::size_t mr, std::size_t kc, const float* a, std::size_t lda, float* out) noexcept;
+
+/// The blocked driver: C[m, n] (op) A[m, k] * Bpacked (panels of kNR columns, each with
+/// `kpanel` rows of which [0, k) are used). `width` is the micro-kernel's column count
+/// (32, or 16 = half a panel), MR its row count. bias: n floats padded to the panels,
+/// or nullptr.
+template <std::size_t MR>
+inline void gemm_driver(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
+                        const float* bp, std::size_t kpanel, float beta, float* c, std::size_t ldc, const float* bias,
+                        F32Kernel kernel, std::size_t width, std::size_t KC, std::size_t MC,
+                        PackA pack = &pack_a<MR>) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {  // no products: C = beta * C + bias
         for (std::size_t i = 0; i < m; ++i)
-            for (std::size_t o = 0; o < n_out_; ++o) {
-                float s = 0;
-                const float* w = w_.data() + o * n_in_;
-                for (std::size_t k = 0; k < n_in_; ++k) s += x[i * n_in_ + k] * w[k];
-                y[i * n_out_ + o] = s + b_[o];
+            for (std::size_t j = 0; j < n; ++j) {
+                float v = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+                c[i * ldc + j] = v + (bias ? bias[j] : 0.0f);
             }
+        return;
     }
-
-private:
-    std::size_t n_out_ = 0, n_in_ = 0;
-    std::vector<float> w_, b_;
-};
-
-/// The same layer with int8 weights (per output channel) and per-row dynamic int8
-/// activations. Reference version: symmetric quantization, int32 sums.
-class LinearI8 {
-public:
-    LinearI8() = default;
-    LinearI8(const float* weights, std::size_t n_out, std::size_t n_in, const float* bias)
-        : n_out_(n_out), n_in_(n_in), w_(n_out * n_in), scale_(n_out),
-          b_(bias ? std::vector<float>(bias, bias + n_out) : std::vector<float>(n_out, 0.0f)) {
-        for (std::size_t o = 0; o < n_out; ++o) {
-            float mx = 0;
-            for (std::size_t k = 0; k < n_in; ++k) mx = std::max(mx, std::fabs(weights[o * n_in + k]));
-            const float s = mx > 0 ? mx / 127.0f : 1.0f;
-            scale_[o] = s;
-            for (std::size_t k = 0; k < n_in; ++k)
-                w_[o * n_in + k] = static_cast<std::int8_t>(std::lrint(weights[o * n_in + k] / s));
+    // K in equal blocks of at most KC (384 = 2 x 192, 1536 = 8 x 192, 64 = 1 x 64).
+    KC = (k + (k + KC - 1) / KC - 1) / ((k + KC - 1) / KC);
+    const std::size_t mc_max = std::min(MC, (m + MR - 1) / MR * MR);
+    float* abuf = scratch<float, 0>(mc_max * k);
+    // Rows outermost. All of K of a block of rows is packed once (K block after K block,
+    // each mpad x kc), then each column strip runs through the K blocks in a row, so its
+    // C tiles stay in L1 between them instead of going round L3 (C of 4096 x 1536 is 25 MB).
+    for (std::size_t ic = 0; ic < m; ic += MC) {
+        const std::size_t mcur = std::min(MC, m - ic);
+        const std::size_t mpad = (mcur + MR - 1) / MR * MR;
+        for (std::size_t pc = 0; pc < k; pc += KC) {
+            const std::size_t kc = std::min(KC, k - pc);
+            for (std::size_t ir = 0; ir < mcur; ir += MR)
+                pack(std::min(MR, mcur - ir), kc, a + (ic + ir) * lda + pc, lda, abuf + pc * mpad + ir * kc);
         }
-    }
-    [[nodiscard]] std::size_t n_out() const noexcept { return n_out_; }
-    [[nodiscard]] std::size_t n_in() const noexcept { return n_in_; }
-
-    void forward(const float* x, std::size_t m, float* y) const {
-        std::vector<std::int8_t> q(n_in_);
-        for (std::size_t i = 0; i < m; ++i) {
-            float mx = 0;
-            for (std::size_t k = 0; k < n_in_; ++k) mx = std::max(mx, std::fabs(x[i * n_in_ + k]));
-            const float sx = mx > 0 ? mx / 127.0f : 1.0f;
-            for (std::size_t k = 0; k < n_in_; ++k) q[k] = static_cast<std::int8_t>(std::lrint(x[i * n_in_ + k] / sx));
-            for (std::size_t o = 0; o < n_out_; ++o) {
-                std::int32_t s = 0;
-                for (std::size_t k = 0; k < n_in_; ++k) s += std::int32_t{q[k]} * std::int32_t{w_[o * n_in_ + k]};
-                y[i * n_out_ + o] = static_cast<float>(s) * sx * scale_[o] + b_[o];
+        for (std::size_t col = 0; col < n; col += width) {
+            const std::size_t nr = std::min(width, n - col);
+            for (std::size_t pc = 0; pc < k; pc += KC) {
+                const std::size_t kc = std::min(KC, k - pc);
+                const float* bpp = bp + (col / kNR) * kpanel * kNR + pc * kNR + col % kNR;
+                Epilogue e;
+                e.alpha = alpha;
+                e.beta = beta;
+                e.bias = bias && pc == 0 ? bias + col : nullptr;
+                e.accumulate = pc != 0;
+                for (std::size_t ir = 0; ir < mcur; ir += MR)
+                    kernel(abuf + pc * mpad + ir * kc, bpp, kc, c + (ic + ir) * ldc + col, ldc,
+                           std::min(MR, mcur - ir), nr, e);
             }
         }
     }
-
-private:
-    std::size_t n_out_ = 0, n_in_ = 0;
-    std::vector<std::int8_t> w_;
-    std::vector<float> scale_, b_;
-};
-
-/// C[m, n] = alpha * A[m, k] * B[n, k]^T + beta * C.
-inline void gemm_nt(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
-                    const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
-    for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t j = 0; j < n; ++j) {
-            float s = 0;
-            for (std::size_t p = 0; p < k; ++p) s += a[i * lda + p] * b[j * ldb + p];
-            c[i * ldc + j] = alpha * s + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
-        }
 }
 
-/// C[m, n] = alpha * A[m, k] * B[k, n] + beta * C.
-inline void gemm_nn(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
-                    const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
-    for (std::size_t i = 0; i < m; ++i)
-        for (std::size_t j = 0; j < n; ++j) {
-            float s = 0;
-            for (std::size_t p = 0; p < k; ++p) s += a[i * lda + p] * b[p * ldb + j];
-            c[i * ldc + j] = alpha * s + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
-        }
-}
-
-/// x <- x * (1 + erf(x / sqrt(2))) / 2 (the exact GELU of BERT's "gelu").
-inline void gelu_erf(float* x, std::size_t n) {
+// --- scalar element kernels (the oracles) ----------------------------------------------
+inline void gelu_scalar(float* x, std::size_t n) noexcept {
     for (std::size_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
 }
-
-/// x <- softmax(x), one row, max subtracted first.
-inline void softmax(float* x, std::size_t n) {
+inline void softmax_scalar(float* x, std::size_t n) noexcept {
     if (n == 0) return;
     const float mx = *std::max_element(x, x + n);
     float s = 0;
     for (std::size_t i = 0; i < n; ++i) s += (x[i] = std::exp(x[i] - mx));
     for (std::size_t i = 0; i < n; ++i) x[i] /= s;
 }
-
-/// x <- (x - mean) / sqrt(var + eps) * gamma + beta, one row (biased variance, as torch).
-inline void layer_norm(float* x, std::size_t n, const float* gamma, const float* beta, float eps) {
+inline void layer_norm_scalar(float* x, std::size_t n, const float* gamma, const float* beta, float eps) noexcept {
     double mean = 0, var = 0;
     for (std::size_t i = 0; i < n; ++i) mean += x[i];
     mean /= static_cast<double>(n);
@@ -138,9 +304,1088 @@ inline void layer_norm(float* x, std::size_t n, const float* gamma, const float*
     const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
     for (std::size_t i = 0; i < n; ++i) x[i] = static_cast<float>(x[i] - mean) * inv * gamma[i] + beta[i];
 }
-
-inline void tanh_inplace(float* x, std::size_t n) {
+inline void tanh_scalar(float* x, std::size_t n) noexcept {
     for (std::size_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
 }
+
+// Constants of the vectorized element functions.
+// exp: x = n ln2 + r, |r| <= ln2 / 2, ln2 split in two (Cody & Waite) so n ln2 is exact
+// to float precision; e^r by its Taylor polynomial of degree 7 (truncation < 1e-8
+// relative); e^x = 2^n e^r.
+inline constexpr float kLog2e = 1.44269504088896341f;
+inline constexpr float kLn2Hi = 0.693359375f;
+inline constexpr float kLn2Lo = -2.12194440e-4f;
+inline constexpr float kExpHi = 88.7228317f;   // e^x overflows above
+inline constexpr float kExpLo = -87.3365448f;  // e^x below the smallest normal float
+// erfc(z), z >= 0: the Chebyshev fit of Press, Teukolsky, Vetterling & Flannery,
+// "Numerical Recipes" (2nd ed., sec. 6.2, erfcc), fractional error < 1.2e-7 everywhere:
+//   erfc(z) ~ t exp(-z^2 - 1.26551223 + t (1.00002368 + t (0.37409196 + ...))),
+//   t = 1 / (1 + z / 2).
+// GELU(x) = x Phi(x) with Phi(x) = erfc(-x / sqrt 2) / 2, so both tails keep that
+// relative precision (1 + erf(x) never cancels).
+inline constexpr float kErfc[10] = {-1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f, -0.18628806f,
+                                    0.27886807f,  -1.13520398f, 1.48851587f, -0.82215223f, 0.17087277f};
+// tanh: the odd Taylor series to x^15 for |x| < 0.55 (truncation < 1e-7 relative),
+// 1 - 2 / (e^{2|x|} + 1) with the sign of x beyond.
+inline constexpr float kTanhSmall = 0.55f;
+inline constexpr float kTanh[8] = {1.0f,
+                                   -1.0f / 3.0f,
+                                   2.0f / 15.0f,
+                                   -17.0f / 315.0f,
+                                   62.0f / 2835.0f,
+                                   -1382.0f / 155925.0f,
+                                   21844.0f / 6081075.0f,
+                                   -929569.0f / 638512875.0f};
+
+// int8 scalar helpers -------------------------------------------------------------------
+/// The reference activation quantization of one row: q = lrint(x / sx), sx = max|x| / 127.
+inline float quantize_row_scalar(const float* x, std::size_t k, std::int8_t* q) noexcept {
+    float mx = 0;
+    for (std::size_t p = 0; p < k; ++p) mx = std::max(mx, std::fabs(x[p]));
+    const float sx = mx > 0 ? mx / 127.0f : 1.0f;
+    for (std::size_t p = 0; p < k; ++p) q[p] = static_cast<std::int8_t>(std::lrint(x[p] / sx));
+    return sx;
+}
+
+struct I8Epilogue {
+    const std::int32_t* csum = nullptr;  // 128 * column sums to subtract (VNNI), or nullptr
+    const float* scale = nullptr;        // per column
+    const float* bias = nullptr;         // per column
+    const float* sx = nullptr;           // per row
+    float* y = nullptr;                  // float output, or
+    std::int32_t* yi = nullptr;          // the exact int32 sums
+};
+using I8Kernel = void (*)(const std::uint8_t* ap, const std::int8_t* bp, std::size_t kq, std::size_t ldc,
+                          std::size_t mr, std::size_t nr, const I8Epilogue& e) noexcept;
+
+}  // namespace impl
+
+#if RAGPP_NN_X86
+// GCC 12's AVX-512 intrinsic headers trip -W(maybe-)uninitialized on their own
+// _mm512_undefined_* placeholders (GCC bug 105593), as in detail/simd.hpp.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+namespace impl {
+
+#define RAGPP_NN_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2")))
+#define RAGPP_NN_AVX512VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2,avx512vnni")))
+#define RAGPP_NN_AVX2 __attribute__((target("avx2,fma")))
+#define RAGPP_NN_AVXVNNI __attribute__((target("avx2,fma,avxvnni")))
+
+// --- AVX-512 fp32 micro-kernel: 12 x 32 ------------------------------------------------
+inline constexpr std::size_t kMR512 = 12;
+
+RAGPP_NN_AVX512 inline __mmask16 tail_mask16(std::size_t n) noexcept {
+    return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1U << n) - 1U);
+}
+
+RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, std::size_t kc, float* c,
+                                              std::size_t ldc, std::size_t mr, std::size_t nr,
+                                              const Epilogue& e) noexcept {
+    constexpr std::size_t MR = kMR512;
+    // Named accumulators: with an array, GCC 12 may store them to the stack at every
+    // step of the loop (it does in the int8 and AVX2 kernels).
+#define RAGPP_NN_Z(i) __m512 c##i##a = _mm512_setzero_ps(), c##i##b = _mm512_setzero_ps();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
+    RAGPP_NN_Z(6) RAGPP_NN_Z(7) RAGPP_NN_Z(8) RAGPP_NN_Z(9) RAGPP_NN_Z(10) RAGPP_NN_Z(11)
+#undef RAGPP_NN_Z
+    for (std::size_t p = 0; p < kc; ++p) {
+        const __m512 b0 = _mm512_load_ps(bp + p * kNR);
+        const __m512 b1 = _mm512_load_ps(bp + p * kNR + 16);
+        const float* a = ap + p * MR;
+#define RAGPP_NN_ROW(i)                                   \
+    {                                                     \
+        const __m512 av = _mm512_set1_ps(a[i]);           \
+        c##i##a = _mm512_fmadd_ps(av, b0, c##i##a);       \
+        c##i##b = _mm512_fmadd_ps(av, b1, c##i##b);       \
+    }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
+        RAGPP_NN_ROW(6) RAGPP_NN_ROW(7) RAGPP_NN_ROW(8) RAGPP_NN_ROW(9) RAGPP_NN_ROW(10) RAGPP_NN_ROW(11)
+#undef RAGPP_NN_ROW
+    }
+    const __m512 acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b},   {c5a, c5b},
+                               {c6a, c6b}, {c7a, c7b}, {c8a, c8b}, {c9a, c9b}, {c10a, c10b}, {c11a, c11b}};
+    const __mmask16 m0 = tail_mask16(nr), m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
+    const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
+    const __m512 bias0 = e.bias ? _mm512_maskz_loadu_ps(m0, e.bias) : _mm512_setzero_ps();
+    const __m512 bias1 = e.bias ? _mm512_maskz_loadu_ps(m1, e.bias + 16) : _mm512_setzero_ps();
+    for (std::size_t i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+        float* ci = c + i * ldc;
+        __m512 v0 = _mm512_mul_ps(acc[i][0], alpha), v1 = _mm512_mul_ps(acc[i][1], alpha);
+        if (e.accumulate) {
+            v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, ci));
+            v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, ci + 16));
+        } else {
+            if (e.beta != 0.0f) {
+                v0 = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m0, ci), v0);
+                v1 = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m1, ci + 16), v1);
+            }
+            v0 = _mm512_add_ps(v0, bias0);
+            v1 = _mm512_add_ps(v1, bias1);
+        }
+        _mm512_mask_storeu_ps(ci, m0, v0);
+        _mm512_mask_storeu_ps(ci + 16, m1, v1);
+    }
+}
+
+/// pack_a<12> with 4 x 8 transposes (AVX): rows 4g..4g+3, k p..p+7 per step.
+RAGPP_NN_AVX2 inline void pack_a12_avx(std::size_t mr, std::size_t kc, const float* a, std::size_t lda,
+                                       float* out) noexcept {
+    constexpr std::size_t MR = 12;
+    if (mr != MR) return pack_a<MR>(mr, kc, a, lda, out);
+    std::size_t p = 0;
+    for (; p + 8 <= kc; p += 8) {
+        for (std::size_t g = 0; g < MR; g += 4) {
+            const float* r = a + g * lda + p;
+            const __m256 r0 = _mm256_loadu_ps(r), r1 = _mm256_loadu_ps(r + lda), r2 = _mm256_loadu_ps(r + 2 * lda),
+                         r3 = _mm256_loadu_ps(r + 3 * lda);
+            const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+            const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+            const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+            const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+            float* o = out + p * MR + g;
+            _mm_storeu_ps(o, _mm256_castps256_ps128(u0));
+            _mm_storeu_ps(o + MR, _mm256_castps256_ps128(u1));
+            _mm_storeu_ps(o + 2 * MR, _mm256_castps256_ps128(u2));
+            _mm_storeu_ps(o + 3 * MR, _mm256_castps256_ps128(u3));
+            _mm_storeu_ps(o + 4 * MR, _mm256_extractf128_ps(u0, 1));
+            _mm_storeu_ps(o + 5 * MR, _mm256_extractf128_ps(u1, 1));
+            _mm_storeu_ps(o + 6 * MR, _mm256_extractf128_ps(u2, 1));
+            _mm_storeu_ps(o + 7 * MR, _mm256_extractf128_ps(u3, 1));
+        }
+    }
+    for (; p < kc; ++p)
+        for (std::size_t i = 0; i < MR; ++i) out[p * MR + i] = a[i * lda + p];
+}
+
+// --- AVX2 fp32 micro-kernel: 6 x 16 (half a panel) -------------------------------------
+inline constexpr std::size_t kMR256 = 6;
+
+RAGPP_NN_AVX2 inline __m256i tail_mask8(std::size_t n) noexcept {
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<std::size_t>(n, 8))), idx);
+}
+
+RAGPP_NN_AVX2 inline void kernel_f32_avx2(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc,
+                                          std::size_t mr, std::size_t nr, const Epilogue& e) noexcept {
+    constexpr std::size_t MR = kMR256;
+#define RAGPP_NN_Z(i) __m256 c##i##a = _mm256_setzero_ps(), c##i##b = _mm256_setzero_ps();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
+#undef RAGPP_NN_Z
+    for (std::size_t p = 0; p < kc; ++p) {
+        const __m256 b0 = _mm256_loadu_ps(bp + p * kNR);
+        const __m256 b1 = _mm256_loadu_ps(bp + p * kNR + 8);
+        const float* a = ap + p * MR;
+#define RAGPP_NN_ROW(i)                                   \
+    {                                                     \
+        const __m256 av = _mm256_broadcast_ss(a + (i));   \
+        c##i##a = _mm256_fmadd_ps(av, b0, c##i##a);       \
+        c##i##b = _mm256_fmadd_ps(av, b1, c##i##b);       \
+    }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
+#undef RAGPP_NN_ROW
+    }
+    const __m256 acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b}, {c5a, c5b}};
+    const __m256i m0 = tail_mask8(nr), m1 = tail_mask8(nr > 8 ? nr - 8 : 0);
+    const __m256 alpha = _mm256_set1_ps(e.alpha), beta = _mm256_set1_ps(e.beta);
+    const __m256 bias0 = e.bias ? _mm256_maskload_ps(e.bias, m0) : _mm256_setzero_ps();
+    const __m256 bias1 = e.bias ? _mm256_maskload_ps(e.bias + 8, m1) : _mm256_setzero_ps();
+    for (std::size_t i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+        float* ci = c + i * ldc;
+        __m256 v0 = _mm256_mul_ps(acc[i][0], alpha), v1 = _mm256_mul_ps(acc[i][1], alpha);
+        if (e.accumulate) {
+            v0 = _mm256_add_ps(v0, _mm256_maskload_ps(ci, m0));
+            v1 = _mm256_add_ps(v1, _mm256_maskload_ps(ci + 8, m1));
+        } else {
+            if (e.beta != 0.0f) {
+                v0 = _mm256_fmadd_ps(beta, _mm256_maskload_ps(ci, m0), v0);
+                v1 = _mm256_fmadd_ps(beta, _mm256_maskload_ps(ci + 8, m1), v1);
+            }
+            v0 = _mm256_add_ps(v0, bias0);
+            v1 = _mm256_add_ps(v1, bias1);
+        }
+        _mm256_maskstore_ps(ci, m0, v0);
+        _mm256_maskstore_ps(ci + 8, m1, v1);
+    }
+}
+
+// --- int8 micro-kernels ---------------------------------------------------------------
+// A is packed as 4-byte quads: ap[(q * MR + i) * 4 + r] = row i, k = 4q + r. B panels:
+// bp[q * 128 + c * 4 + r] = column c, k = 4q + r.
+
+/// Shared epilogue of one row of 8 / 16 int32 sums (after the VNNI correction).
+RAGPP_NN_AVX512 inline void i8_store16(__m512i s, std::size_t i, std::size_t col, __mmask16 m, std::size_t ldc,
+                                       const I8Epilogue& e) noexcept {
+    if (e.yi) {
+        _mm512_mask_storeu_epi32(e.yi + i * ldc + col, m, s);
+        return;
+    }
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(e.sx[i]));
+    v = _mm512_mul_ps(v, _mm512_loadu_ps(e.scale + col));
+    v = _mm512_add_ps(v, _mm512_loadu_ps(e.bias + col));
+    _mm512_mask_storeu_ps(e.y + i * ldc + col, m, v);
+}
+
+inline constexpr std::size_t kMRvnni512 = 12;
+
+// acc += a (u8) . b (s8), four bytes per 32-bit lane.
+RAGPP_NN_AVX512VNNI inline void dpbusd512(__m512i& acc, __m512i a, __m512i b) noexcept {
+    acc = _mm512_dpbusd_epi32(acc, a, b);
+}
+RAGPP_NN_AVXVNNI inline void dpbusd256(__m256i& acc, __m256i a, __m256i b) noexcept {
+    acc = _mm256_dpbusd_avx_epi32(acc, a, b);
+}
+
+/// AVX512-VNNI: 12 rows x 32 columns, 24 zmm accumulators.
+RAGPP_NN_AVX512VNNI inline void kernel_i8_avx512vnni(const std::uint8_t* ap, const std::int8_t* bp, std::size_t kq,
+                                                     std::size_t ldc, std::size_t mr, std::size_t nr,
+                                                     const I8Epilogue& e) noexcept {
+    constexpr std::size_t MR = kMRvnni512;
+    // Named accumulators (an array of them is copied and spilled around every vpdpbusd
+    // by GCC 12: 240 instead of 600+ GOPS).
+#define RAGPP_NN_Z(i) __m512i c##i##a = _mm512_setzero_si512(), c##i##b = _mm512_setzero_si512();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
+    RAGPP_NN_Z(6) RAGPP_NN_Z(7) RAGPP_NN_Z(8) RAGPP_NN_Z(9) RAGPP_NN_Z(10) RAGPP_NN_Z(11)
+#undef RAGPP_NN_Z
+    for (std::size_t q = 0; q < kq; ++q) {
+        const __m512i b0 = _mm512_load_si512(bp + q * 128);
+        const __m512i b1 = _mm512_load_si512(bp + q * 128 + 64);
+        const std::uint8_t* a = ap + q * MR * 4;
+#define RAGPP_NN_ROW(i)                                          \
+    {                                                            \
+        std::int32_t quad;                                       \
+        std::memcpy(&quad, a + (i) * 4, 4);                      \
+        const __m512i av = _mm512_set1_epi32(quad);              \
+        dpbusd512(c##i##a, av, b0);                              \
+        dpbusd512(c##i##b, av, b1);                              \
+    }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
+        RAGPP_NN_ROW(6) RAGPP_NN_ROW(7) RAGPP_NN_ROW(8) RAGPP_NN_ROW(9) RAGPP_NN_ROW(10) RAGPP_NN_ROW(11)
+#undef RAGPP_NN_ROW
+    }
+    const __m512i acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b},   {c5a, c5b},
+                                {c6a, c6b}, {c7a, c7b}, {c8a, c8b}, {c9a, c9b}, {c10a, c10b}, {c11a, c11b}};
+    const __m512i cs0 = _mm512_loadu_si512(e.csum), cs1 = _mm512_loadu_si512(e.csum + 16);
+    const __mmask16 m0 = tail_mask16(nr), m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
+    for (std::size_t i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+        i8_store16(_mm512_sub_epi32(acc[i][0], cs0), i, 0, m0, ldc, e);
+        if (m1) i8_store16(_mm512_sub_epi32(acc[i][1], cs1), i, 16, m1, ldc, e);
+    }
+}
+
+RAGPP_NN_AVX2 inline void i8_store8(__m256i s, std::size_t i, std::size_t col, __m256i m, std::size_t ldc,
+                                    const I8Epilogue& e) noexcept {
+    if (e.yi) {
+        _mm256_maskstore_epi32(reinterpret_cast<int*>(e.yi + i * ldc + col), m, s);
+        return;
+    }
+    __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(e.sx[i]));
+    v = _mm256_mul_ps(v, _mm256_loadu_ps(e.scale + col));
+    v = _mm256_add_ps(v, _mm256_loadu_ps(e.bias + col));
+    _mm256_maskstore_ps(e.y + i * ldc + col, m, v);
+}
+
+inline constexpr std::size_t kMRvnni256 = 6;
+
+/// AVX-VNNI (256-bit): 6 rows x 16 columns (half a panel), 12 ymm accumulators.
+RAGPP_NN_AVXVNNI inline void kernel_i8_avxvnni(const std::uint8_t* ap, const std::int8_t* bp, std::size_t kq,
+                                               std::size_t ldc, std::size_t mr, std::size_t nr,
+                                               const I8Epilogue& e) noexcept {
+    constexpr std::size_t MR = kMRvnni256;
+#define RAGPP_NN_Z(i) __m256i c##i##a = _mm256_setzero_si256(), c##i##b = _mm256_setzero_si256();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
+#undef RAGPP_NN_Z
+    for (std::size_t q = 0; q < kq; ++q) {
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128 + 32));
+        const std::uint8_t* a = ap + q * MR * 4;
+#define RAGPP_NN_ROW(i)                                          \
+    {                                                            \
+        std::int32_t quad;                                       \
+        std::memcpy(&quad, a + (i) * 4, 4);                      \
+        const __m256i av = _mm256_set1_epi32(quad);              \
+        dpbusd256(c##i##a, av, b0);                              \
+        dpbusd256(c##i##b, av, b1);                              \
+    }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
+#undef RAGPP_NN_ROW
+    }
+    const __m256i acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b}, {c5a, c5b}};
+    const __m256i cs0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.csum));
+    const __m256i cs1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(e.csum + 8));
+    const __m256i m0 = tail_mask8(nr), m1 = tail_mask8(nr > 8 ? nr - 8 : 0);
+    for (std::size_t i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+        i8_store8(_mm256_sub_epi32(acc[i][0], cs0), i, 0, m0, ldc, e);
+        if (nr > 8) i8_store8(_mm256_sub_epi32(acc[i][1], cs1), i, 8, m1, ldc, e);
+    }
+}
+
+inline constexpr std::size_t kMRi8avx2 = 4;
+
+/// AVX2 without VNNI: 4 rows x 16 columns; A holds signed q (not shifted). vpsignb puts
+/// q's sign on the weights, vpmaddubsw multiplies |q| (unsigned) by them: pair sums
+/// <= 2 * 127 * 127, no int16 saturation; vpmaddwd with ones widens to int32.
+RAGPP_NN_AVX2 inline void kernel_i8_avx2(const std::uint8_t* ap, const std::int8_t* bp, std::size_t kq,
+                                         std::size_t ldc, std::size_t mr, std::size_t nr,
+                                         const I8Epilogue& e) noexcept {
+    constexpr std::size_t MR = kMRi8avx2;
+#define RAGPP_NN_Z(i) __m256i c##i##a = _mm256_setzero_si256(), c##i##b = _mm256_setzero_si256();
+    RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3)
+#undef RAGPP_NN_Z
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (std::size_t q = 0; q < kq; ++q) {
+        const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128));
+        const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp + q * 128 + 32));
+        const std::uint8_t* a = ap + q * MR * 4;
+#define RAGPP_NN_ROW(i)                                                                   \
+    {                                                                                     \
+        std::int32_t quad;                                                                \
+        std::memcpy(&quad, a + (i) * 4, 4);                                               \
+        const __m256i av = _mm256_set1_epi32(quad);                                       \
+        const __m256i aa = _mm256_abs_epi8(av);                                           \
+        const __m256i p0 = _mm256_maddubs_epi16(aa, _mm256_sign_epi8(b0, av));            \
+        const __m256i p1 = _mm256_maddubs_epi16(aa, _mm256_sign_epi8(b1, av));            \
+        c##i##a = _mm256_add_epi32(c##i##a, _mm256_madd_epi16(p0, ones));                 \
+        c##i##b = _mm256_add_epi32(c##i##b, _mm256_madd_epi16(p1, ones));                 \
+    }
+        RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3)
+#undef RAGPP_NN_ROW
+    }
+    const __m256i acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}};
+    const __m256i m0 = tail_mask8(nr), m1 = tail_mask8(nr > 8 ? nr - 8 : 0);
+    for (std::size_t i = 0; i < MR; ++i) {
+        if (i >= mr) break;
+        i8_store8(acc[i][0], i, 0, m0, ldc, e);
+        if (nr > 8) i8_store8(acc[i][1], i, 8, m1, ldc, e);
+    }
+}
+
+/// Interleaves 12 rows of kq 4-byte quads (row r at rows + r * stride) into
+/// out[(q * 12 + r) * 4 ...]: 4 x 8 transposes of 32-bit lanes.
+RAGPP_NN_AVX2 inline void pack_quads12_avx(std::size_t kq, const std::uint8_t* rows, std::size_t stride,
+                                           std::uint8_t* out) noexcept {
+    constexpr std::size_t MR = 12;
+    std::size_t q = 0;
+    for (; q + 8 <= kq; q += 8) {
+        for (std::size_t g = 0; g < MR; g += 4) {
+            const std::uint8_t* r = rows + g * stride + q * 4;
+            const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r));
+            const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + stride));
+            const __m256i r2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 2 * stride));
+            const __m256i r3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + 3 * stride));
+            const __m256i t0 = _mm256_unpacklo_epi32(r0, r1), t1 = _mm256_unpackhi_epi32(r0, r1);
+            const __m256i t2 = _mm256_unpacklo_epi32(r2, r3), t3 = _mm256_unpackhi_epi32(r2, r3);
+            const __m256i u[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                                  _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+            std::uint8_t* o = out + (q * MR + g) * 4;
+            for (std::size_t j = 0; j < 4; ++j) {
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(o + j * MR * 4), _mm256_castsi256_si128(u[j]));
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(o + (4 + j) * MR * 4), _mm256_extracti128_si256(u[j], 1));
+            }
+        }
+    }
+    for (; q < kq; ++q)
+        for (std::size_t r = 0; r < MR; ++r) std::memcpy(out + (q * MR + r) * 4, rows + r * stride + q * 4, 4);
+}
+
+/// Row quantization, bit-identical to quantize_row_scalar: the max is exact, vcvtps2dq
+/// rounds to nearest even as lrint does in the default rounding mode, and x / sx is the
+/// correctly rounded quotient in both. The vector paths get it without vdivps (slow)
+/// by Markstein's correction: with y = RN(1 / b) and q = RN(a y), r = a - q b is exact
+/// (an FMA) and RN(q + r y) = RN(a / b) (P. Markstein, IBM J. Res. Dev. 34(1), 1990;
+/// Muller et al., "Handbook of Floating-Point Arithmetic", 2nd ed., sec. 4.9). It
+/// needs no underflow or overflow on the way: used for max |x| in [2^-60, 2^100] (the
+/// quotients that matter, >= 1/2, then have residuals far above the subnormals), with
+/// the division elsewhere. Checked against vdivps on 3.2e8 random and near-half-integer
+/// quotients, and by the tests against the scalar path.
+RAGPP_NN_AVX512 inline __m512 div_rn512(__m512 a, __m512 b, __m512 y, bool markstein) noexcept {
+    if (!markstein) return _mm512_div_ps(a, b);
+    const __m512 q = _mm512_mul_ps(a, y);
+    return _mm512_fmadd_ps(_mm512_fnmadd_ps(q, b, a), y, q);
+}
+RAGPP_NN_AVX2 inline __m256 div_rn256(__m256 a, __m256 b, __m256 y, bool markstein) noexcept {
+    if (!markstein) return _mm256_div_ps(a, b);
+    const __m256 q = _mm256_mul_ps(a, y);
+    return _mm256_fmadd_ps(_mm256_fnmadd_ps(q, b, a), y, q);
+}
+inline bool markstein_ok(float max_abs) noexcept { return max_abs >= 0x1p-60f && max_abs <= 0x1p100f; }
+
+/// One row: q[p] = lrint(x[p] / sx), sx = max |x| / 127 (1 for a zero row); returns sx.
+RAGPP_NN_AVX512 inline float quantize_row_avx512(const float* x, std::size_t k, std::int8_t* q) noexcept {
+    __m512 mx = _mm512_setzero_ps();
+    std::size_t p = 0;
+    for (; p + 16 <= k; p += 16) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_loadu_ps(x + p)));
+    if (p < k) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_maskz_loadu_ps(tail_mask16(k - p), x + p)));
+    const float m = _mm512_reduce_max_ps(mx);
+    const float sx = m > 0 ? m / 127.0f : 1.0f;
+    const __m512 s = _mm512_set1_ps(sx), y = _mm512_set1_ps(1.0f / sx);
+    const bool mk = markstein_ok(m);
+    for (p = 0; p < k; p += 16) {
+        const __mmask16 t = tail_mask16(k - p);
+        const __m512i v = _mm512_cvtps_epi32(div_rn512(_mm512_maskz_loadu_ps(t, x + p), s, y, mk));
+        _mm_mask_storeu_epi8(q + p, t, _mm512_cvtsepi32_epi8(v));
+    }
+    return sx;
+}
+
+RAGPP_NN_AVX2 inline float quantize_row_avx2(const float* x, std::size_t k, std::int8_t* q) noexcept {
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    __m256 mx = _mm256_setzero_ps();
+    std::size_t p = 0;
+    for (; p + 8 <= k; p += 8) mx = _mm256_max_ps(mx, _mm256_and_ps(absmask, _mm256_loadu_ps(x + p)));
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 0x55));
+    float m = _mm_cvtss_f32(h);
+    for (std::size_t r = p; r < k; ++r) m = std::max(m, std::fabs(x[r]));
+    const float sx = m > 0 ? m / 127.0f : 1.0f;
+    const __m256 s = _mm256_set1_ps(sx), y = _mm256_set1_ps(1.0f / sx);
+    const bool mk = markstein_ok(m);
+    alignas(32) std::int32_t tmp[8];
+    for (p = 0; p + 8 <= k; p += 8) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(tmp),
+                           _mm256_cvtps_epi32(div_rn256(_mm256_loadu_ps(x + p), s, y, mk)));
+        for (std::size_t r = 0; r < 8; ++r) q[p + r] = static_cast<std::int8_t>(tmp[r]);
+    }
+    for (; p < k; ++p) q[p] = static_cast<std::int8_t>(std::lrint(x[p] / sx));
+    return sx;
+}
+
+// --- vectorized element functions -------------------------------------------------------
+/// e^r for |r| <= ln2 / 2: the Taylor polynomial of degree 7 by Estrin's scheme.
+RAGPP_NN_AVX512 inline __m512 exp_poly512(__m512 r) noexcept {
+    const __m512 r2 = _mm512_mul_ps(r, r), r4 = _mm512_mul_ps(r2, r2);
+    const __m512 a = _mm512_fmadd_ps(r, _mm512_set1_ps(1.0f), _mm512_set1_ps(1.0f));
+    const __m512 b = _mm512_fmadd_ps(r, _mm512_set1_ps(1.0f / 6.0f), _mm512_set1_ps(0.5f));
+    const __m512 c = _mm512_fmadd_ps(r, _mm512_set1_ps(1.0f / 120.0f), _mm512_set1_ps(1.0f / 24.0f));
+    const __m512 d = _mm512_fmadd_ps(r, _mm512_set1_ps(1.0f / 5040.0f), _mm512_set1_ps(1.0f / 720.0f));
+    return _mm512_fmadd_ps(_mm512_fmadd_ps(d, r2, c), r4, _mm512_fmadd_ps(b, r2, a));
+}
+RAGPP_NN_AVX512 inline __m512 exp512(__m512 x) noexcept {
+    // Below kExpLo the result is subnormal or 0: vscalefps produces it (down to 2^-150).
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-104.0f)), _mm512_set1_ps(kExpHi));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+    const __m512 p = exp_poly512(r);
+    return _mm512_scalef_ps(p, n);
+}
+
+/// e^r for |r| <= ln2 / 2: the Taylor polynomial of degree 7 by Estrin's scheme.
+RAGPP_NN_AVX2 inline __m256 exp_poly256(__m256 r) noexcept {
+    const __m256 r2 = _mm256_mul_ps(r, r), r4 = _mm256_mul_ps(r2, r2);
+    const __m256 a = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f), _mm256_set1_ps(1.0f));
+    const __m256 b = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+    const __m256 c = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 120.0f), _mm256_set1_ps(1.0f / 24.0f));
+    const __m256 d = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 5040.0f), _mm256_set1_ps(1.0f / 720.0f));
+    return _mm256_fmadd_ps(_mm256_fmadd_ps(d, r2, c), r4, _mm256_fmadd_ps(b, r2, a));
+}
+RAGPP_NN_AVX2 inline __m256 exp256(__m256 x) noexcept {
+    const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(kExpLo), _CMP_LT_OQ);
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(kExpLo)), _mm256_set1_ps(kExpHi));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+    const __m256 p = exp_poly256(r);
+    // 2^n for n in [-126, 128]: split in two halves so n = 128 (x near kExpHi) stays finite.
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i h1 = _mm256_srai_epi32(ni, 1), h2 = _mm256_sub_epi32(ni, h1);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h1, _mm256_set1_epi32(127)), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h2, _mm256_set1_epi32(127)), 23));
+    return _mm256_andnot_ps(under, _mm256_mul_ps(_mm256_mul_ps(p, s1), s2));
+}
+
+/// e^(hi + lo) for hi exact and large (-z^2 in GELU), lo small: hi - n ln2_hi is exact,
+/// so the sum keeps hi's precision (e^(fl(hi + lo)) would lose ulp(hi) ~ 1e-5 of it).
+/// hi + lo in [-150, 88].
+RAGPP_NN_AVX512 inline __m512 exp512_hl(__m512 hi, __m512 lo) noexcept {
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_add_ps(hi, lo), _mm512_set1_ps(kLog2e)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_add_ps(_mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), hi), lo);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+    const __m512 p = exp_poly512(r);
+    return _mm512_scalef_ps(p, n);
+}
+RAGPP_NN_AVX2 inline __m256 exp256_hl(__m256 hi, __m256 lo) noexcept {
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(_mm256_add_ps(hi, lo), _mm256_set1_ps(kLog2e)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_add_ps(_mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), hi), lo);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+    const __m256 p = exp_poly256(r);
+    // 2^n in two halves (n >= -150: each half a normal float; the product underflows gradually).
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i h1 = _mm256_srai_epi32(ni, 1), h2 = _mm256_sub_epi32(ni, h1);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h1, _mm256_set1_epi32(127)), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h2, _mm256_set1_epi32(127)), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+RAGPP_NN_AVX512 inline __m512 gelu512(__m512 x) noexcept {
+    // |x| capped at 16 (erfc(16 / sqrt 2) < 1e-28, Phi = 0 or 1 in float beyond): x^2 stays finite.
+    const __m512 xa = _mm512_min_ps(_mm512_abs_ps(x), _mm512_set1_ps(16.0f));
+    const __m512 z = _mm512_mul_ps(xa, _mm512_set1_ps(0.70710678118654752f));
+    // t = 1 / d by vrcp14ps and one Newton step (relative error ~2^-28, vdivps is slow).
+    const __m512 d = _mm512_fmadd_ps(z, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f));
+    const __m512 r0 = _mm512_rcp14_ps(d);
+    const __m512 t = _mm512_mul_ps(r0, _mm512_fnmadd_ps(d, r0, _mm512_set1_ps(2.0f)));
+    // The polynomial by Estrin's scheme (dependency depth 4 instead of Horner's 9).
+    const __m512 t2 = _mm512_mul_ps(t, t), t4 = _mm512_mul_ps(t2, t2), t8 = _mm512_mul_ps(t4, t4);
+    const __m512 q0 = _mm512_fmadd_ps(_mm512_set1_ps(kErfc[1]), t, _mm512_set1_ps(kErfc[0]));
+    const __m512 q1 = _mm512_fmadd_ps(_mm512_set1_ps(kErfc[3]), t, _mm512_set1_ps(kErfc[2]));
+    const __m512 q2 = _mm512_fmadd_ps(_mm512_set1_ps(kErfc[5]), t, _mm512_set1_ps(kErfc[4]));
+    const __m512 q3 = _mm512_fmadd_ps(_mm512_set1_ps(kErfc[7]), t, _mm512_set1_ps(kErfc[6]));
+    const __m512 q4 = _mm512_fmadd_ps(_mm512_set1_ps(kErfc[9]), t, _mm512_set1_ps(kErfc[8]));
+    const __m512 e0 = _mm512_fmadd_ps(q1, t2, q0), e1 = _mm512_fmadd_ps(q3, t2, q2);
+    const __m512 p = _mm512_fmadd_ps(q4, t8, _mm512_fmadd_ps(e1, t4, e0));
+    // z^2 = x^2 / 2 = zz + zz_lo exactly (from x, not from the rounded z).
+    const __m512 xx = _mm512_mul_ps(xa, xa);
+    const __m512 zz = _mm512_mul_ps(xx, _mm512_set1_ps(0.5f));
+    const __m512 zz_lo = _mm512_mul_ps(_mm512_fmsub_ps(xa, xa, xx), _mm512_set1_ps(0.5f));
+    const __m512 y = _mm512_mul_ps(t, exp512_hl(_mm512_sub_ps(_mm512_setzero_ps(), zz),
+                                                 _mm512_sub_ps(p, zz_lo)));  // erfc(|x| / sqrt 2)
+    const __m512 half_y = _mm512_mul_ps(y, _mm512_set1_ps(0.5f));
+    const __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+    const __m512 phi = _mm512_mask_sub_ps(half_y, pos, _mm512_set1_ps(1.0f), half_y);
+    return _mm512_mul_ps(x, phi);
+}
+
+RAGPP_NN_AVX2 inline __m256 gelu256(__m256 x) noexcept {
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    const __m256 xa = _mm256_min_ps(_mm256_and_ps(absmask, x), _mm256_set1_ps(16.0f));
+    const __m256 z = _mm256_mul_ps(xa, _mm256_set1_ps(0.70710678118654752f));
+    // t = 1 / d by vrcpps (12 bits) and one Newton step (~23 bits).
+    const __m256 d = _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f));
+    const __m256 r0 = _mm256_rcp_ps(d);
+    const __m256 t = _mm256_mul_ps(r0, _mm256_fnmadd_ps(d, r0, _mm256_set1_ps(2.0f)));
+    // The polynomial by Estrin's scheme (dependency depth 4 instead of Horner's 9).
+    const __m256 t2 = _mm256_mul_ps(t, t), t4 = _mm256_mul_ps(t2, t2), t8 = _mm256_mul_ps(t4, t4);
+    const __m256 q0 = _mm256_fmadd_ps(_mm256_set1_ps(kErfc[1]), t, _mm256_set1_ps(kErfc[0]));
+    const __m256 q1 = _mm256_fmadd_ps(_mm256_set1_ps(kErfc[3]), t, _mm256_set1_ps(kErfc[2]));
+    const __m256 q2 = _mm256_fmadd_ps(_mm256_set1_ps(kErfc[5]), t, _mm256_set1_ps(kErfc[4]));
+    const __m256 q3 = _mm256_fmadd_ps(_mm256_set1_ps(kErfc[7]), t, _mm256_set1_ps(kErfc[6]));
+    const __m256 q4 = _mm256_fmadd_ps(_mm256_set1_ps(kErfc[9]), t, _mm256_set1_ps(kErfc[8]));
+    const __m256 e0 = _mm256_fmadd_ps(q1, t2, q0), e1 = _mm256_fmadd_ps(q3, t2, q2);
+    const __m256 p = _mm256_fmadd_ps(q4, t8, _mm256_fmadd_ps(e1, t4, e0));
+    // z^2 = x^2 / 2 = zz + zz_lo exactly (from x, not from the rounded z).
+    const __m256 xx = _mm256_mul_ps(xa, xa);
+    const __m256 zz = _mm256_mul_ps(xx, _mm256_set1_ps(0.5f));
+    const __m256 zz_lo = _mm256_mul_ps(_mm256_fmsub_ps(xa, xa, xx), _mm256_set1_ps(0.5f));
+    const __m256 y = _mm256_mul_ps(t, exp256_hl(_mm256_sub_ps(_mm256_setzero_ps(), zz), _mm256_sub_ps(p, zz_lo)));
+    const __m256 half_y = _mm256_mul_ps(y, _mm256_set1_ps(0.5f));
+    const __m256 pos = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ);
+    const __m256 phi = _mm256_blendv_ps(half_y, _mm256_sub_ps(_mm256_set1_ps(1.0f), half_y), pos);
+    return _mm256_mul_ps(x, phi);
+}
+
+RAGPP_NN_AVX512 inline __m512 tanh512(__m512 x) noexcept {
+    const __m512 ax = _mm512_abs_ps(x);
+    const __m512 x2 = _mm512_mul_ps(x, x);
+    __m512 p = _mm512_set1_ps(kTanh[7]);
+    for (int i = 6; i >= 1; --i) p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(kTanh[i]));
+    const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(p, x2), x, x);
+    const __m512 e = exp512(_mm512_add_ps(ax, ax));
+    const __m512 big = _mm512_sub_ps(_mm512_set1_ps(1.0f),
+                                     _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, _mm512_set1_ps(1.0f))));
+    const __m512 bigs = _mm512_or_ps(big, _mm512_and_ps(x, _mm512_set1_ps(-0.0f)));  // sign of x
+    const __mmask16 is_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(kTanhSmall), _CMP_LT_OQ);
+    return _mm512_mask_blend_ps(is_small, bigs, small);
+}
+
+RAGPP_NN_AVX2 inline __m256 tanh256(__m256 x) noexcept {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 ax = _mm256_andnot_ps(sign, x);
+    const __m256 x2 = _mm256_mul_ps(x, x);
+    __m256 p = _mm256_set1_ps(kTanh[7]);
+    for (int i = 6; i >= 1; --i) p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(kTanh[i]));
+    const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, x2), x, x);
+    const __m256 e = exp256(_mm256_add_ps(ax, ax));
+    const __m256 big = _mm256_sub_ps(_mm256_set1_ps(1.0f),
+                                     _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, _mm256_set1_ps(1.0f))));
+    const __m256 bigs = _mm256_or_ps(big, _mm256_and_ps(x, sign));
+    const __m256 is_small = _mm256_cmp_ps(ax, _mm256_set1_ps(kTanhSmall), _CMP_LT_OQ);
+    return _mm256_blendv_ps(bigs, small, is_small);
+}
+
+RAGPP_NN_AVX512 inline void gelu_avx512(float* x, std::size_t n) noexcept {
+    std::size_t i = 0;
+    for (; i + 32 <= n; i += 32) {  // two independent vectors per step
+        const __m512 a = gelu512(_mm512_loadu_ps(x + i)), b = gelu512(_mm512_loadu_ps(x + i + 16));
+        _mm512_storeu_ps(x + i, a);
+        _mm512_storeu_ps(x + i + 16, b);
+    }
+    for (; i < n; i += 16) {
+        const __mmask16 m = tail_mask16(n - i);
+        _mm512_mask_storeu_ps(x + i, m, gelu512(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+RAGPP_NN_AVX2 inline void gelu_avx2(float* x, std::size_t n) noexcept {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, gelu256(_mm256_loadu_ps(x + i)));
+    if (i < n) {
+        const __m256i m = tail_mask8(n - i);
+        _mm256_maskstore_ps(x + i, m, gelu256(_mm256_maskload_ps(x + i, m)));
+    }
+}
+RAGPP_NN_AVX512 inline void tanh_avx512(float* x, std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; i += 16) {
+        const __mmask16 m = tail_mask16(n - i);
+        _mm512_mask_storeu_ps(x + i, m, tanh512(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+RAGPP_NN_AVX2 inline void tanh_avx2(float* x, std::size_t n) noexcept {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, tanh256(_mm256_loadu_ps(x + i)));
+    if (i < n) {
+        const __m256i m = tail_mask8(n - i);
+        _mm256_maskstore_ps(x + i, m, tanh256(_mm256_maskload_ps(x + i, m)));
+    }
+}
+
+RAGPP_NN_AVX512 inline void softmax_avx512(float* x, std::size_t n) noexcept {
+    if (n == 0) return;
+    __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    for (std::size_t i = 0; i < n; i += 16)
+        mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(mx, tail_mask16(n - i), x + i));
+    const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    __m512 s = _mm512_setzero_ps();
+    for (std::size_t i = 0; i < n; i += 16) {
+        const __mmask16 t = tail_mask16(n - i);
+        const __m512 e = exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + i), m));
+        s = _mm512_mask_add_ps(s, t, s, e);
+        _mm512_mask_storeu_ps(x + i, t, e);
+    }
+    const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(s));  // x * (1 / s): within 1.5 ulp of x / s
+    for (std::size_t i = 0; i < n; i += 16) {
+        const __mmask16 t = tail_mask16(n - i);
+        _mm512_mask_storeu_ps(x + i, t, _mm512_mul_ps(_mm512_maskz_loadu_ps(t, x + i), inv));
+    }
+}
+
+RAGPP_NN_AVX2 inline float hsum256(__m256 v) noexcept {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 0x55));
+    return _mm_cvtss_f32(s);
+}
+RAGPP_NN_AVX2 inline double hsum256d(__m256d v) noexcept {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+
+RAGPP_NN_AVX2 inline void softmax_avx2(float* x, std::size_t n) noexcept {
+    if (n == 0) return;
+    float mxs = *std::max_element(x, x + n);
+    const __m256 m = _mm256_set1_ps(mxs);
+    __m256 s = _mm256_setzero_ps();
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        s = _mm256_add_ps(s, e);
+        _mm256_storeu_ps(x + i, e);
+    }
+    if (i < n) {
+        const __m256i t = tail_mask8(n - i);
+        const __m256 e = _mm256_and_ps(_mm256_castsi256_ps(t), exp256(_mm256_sub_ps(_mm256_maskload_ps(x + i, t), m)));
+        s = _mm256_add_ps(s, e);
+        _mm256_maskstore_ps(x + i, t, e);
+    }
+    const float inv = 1.0f / hsum256(s);
+    const __m256 invv = _mm256_set1_ps(inv);
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), invv));
+    for (; i < n; ++i) x[i] *= inv;
+}
+
+/// Mean and variance in double, as the scalar version.
+RAGPP_NN_AVX512 inline void layer_norm_avx512(float* x, std::size_t n, const float* gamma, const float* beta,
+                                              float eps) noexcept {
+    if (n == 0) return;
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    for (std::size_t i = 0; i < n; i += 16) {
+        const __m512 v = _mm512_maskz_loadu_ps(tail_mask16(n - i), x + i);
+        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+    }
+    const double mean = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1)) / static_cast<double>(n);
+    const __m512d mv = _mm512_set1_pd(mean);
+    __m512d v0 = _mm512_setzero_pd(), v1 = _mm512_setzero_pd();
+    for (std::size_t i = 0; i < n; i += 16) {
+        const __mmask16 t = tail_mask16(n - i);
+        const __m512 v = _mm512_maskz_loadu_ps(t, x + i);
+        const __m512d d0 = _mm512_maskz_sub_pd(static_cast<__mmask8>(t & 0xFF), _mm512_cvtps_pd(_mm512_castps512_ps256(v)), mv);
+        const __m512d d1 = _mm512_maskz_sub_pd(static_cast<__mmask8>(t >> 8),
+            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), mv);
+        v0 = _mm512_fmadd_pd(d0, d0, v0);
+        v1 = _mm512_fmadd_pd(d1, d1, v1);
+    }
+    const double var = _mm512_reduce_add_pd(_mm512_add_pd(v0, v1)) / static_cast<double>(n);
+    const __m512 inv = _mm512_set1_ps(static_cast<float>(1.0 / std::sqrt(var + eps)));
+    for (std::size_t i = 0; i < n; i += 16) {
+        const __mmask16 t = tail_mask16(n - i);
+        const __m512 v = _mm512_maskz_loadu_ps(t, x + i);
+        const __m256 lo = _mm512_cvtpd_ps(_mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), mv));
+        const __m256 hi = _mm512_cvtpd_ps(
+            _mm512_sub_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), mv));
+        const __m512 d = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+        const __m512 y = _mm512_mul_ps(_mm512_mul_ps(d, inv), _mm512_maskz_loadu_ps(t, gamma + i));
+        _mm512_mask_storeu_ps(x + i, t, _mm512_add_ps(y, _mm512_maskz_loadu_ps(t, beta + i)));
+    }
+}
+
+RAGPP_NN_AVX2 inline void layer_norm_avx2(float* x, std::size_t n, const float* gamma, const float* beta,
+                                          float eps) noexcept {
+    if (n == 0) return;
+    __m256d s0 = _mm256_setzero_pd();
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4) s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+    double sum = hsum256d(s0);
+    for (; i < n; ++i) sum += x[i];
+    const double mean = sum / static_cast<double>(n);
+    const __m256d mv = _mm256_set1_pd(mean);
+    __m256d v0 = _mm256_setzero_pd();
+    for (i = 0; i + 4 <= n; i += 4) {
+        const __m256d d = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv);
+        v0 = _mm256_fmadd_pd(d, d, v0);
+    }
+    double var = hsum256d(v0);
+    for (; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+    var /= static_cast<double>(n);
+    const float invs = static_cast<float>(1.0 / std::sqrt(var + eps));
+    const __m128 inv = _mm_set1_ps(invs);
+    for (i = 0; i + 4 <= n; i += 4) {
+        const __m128 d = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv));
+        _mm_storeu_ps(x + i, _mm_add_ps(_mm_mul_ps(_mm_mul_ps(d, inv), _mm_loadu_ps(gamma + i)), _mm_loadu_ps(beta + i)));
+    }
+    for (; i < n; ++i) x[i] = static_cast<float>(x[i] - mean) * invs * gamma[i] + beta[i];
+}
+
+#undef RAGPP_NN_AVX512
+#undef RAGPP_NN_AVX512VNNI
+#undef RAGPP_NN_AVX2
+#undef RAGPP_NN_AVXVNNI
+}  // namespace impl
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif  // RAGPP_NN_X86
+
+namespace impl {
+
+// Blocking of the fp32 driver, tuned on a Sapphire Rapids core (48 KB L1d, 2 MB L2):
+// K blocks of at most 192, so a B micro-panel (192 x 32 floats, 24 KB) and an A
+// micro-panel (12 x 192, 9 KB) stay in L1 together (the hot micro-kernel measured 8%
+// faster than at 384); blocks of MC = 96 rows (8 micro-panels; all of their K packed,
+// 144 KB at K = 384, 576 KB at 1536, in L2) sweep all of N, each B micro-panel serving
+// the 8 in turn. MC = 48 / 192 / 384 and N blocking measured within 5% (the noise of
+// a shared machine).
+inline constexpr std::size_t kKC = 192, kMC = 96;
+// Rows per block of the int8 driver (quantized once, then swept over all of N).
+inline constexpr std::size_t kMCi8 = 48;
+
+/// C = alpha * A * Bpacked + beta * C (+ bias) on the best kernel of `isa`; Bpacked as
+/// pack_b makes it. Scalar: a plain loop over the packed panels.
+inline void gemm_packed(Isa isa, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
+                        std::size_t lda, const float* bp, float beta, float* c, std::size_t ldc, const float* bias) {
+    isa = usable(isa);
+#if RAGPP_NN_X86
+    if (is_avx512(isa)) {
+        gemm_driver<kMR512>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx512, kNR, kKC, kMC,
+                            &pack_a12_avx);
+        return;
+    }
+    if (is_avx2(isa)) {
+        gemm_driver<kMR256>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx2, 16, kKC, kMC);
+        return;
+    }
+#endif
+    const std::size_t np = (n + kNR - 1) / kNR;
+    for (std::size_t i = 0; i < m; ++i) {
+        const float* ai = a + i * lda;
+        for (std::size_t j = 0; j < np; ++j) {
+            float acc[kNR] = {};
+            const float* pj = bp + j * k * kNR;
+            for (std::size_t p = 0; p < k; ++p) {
+                const float av = ai[p];
+                for (std::size_t col = 0; col < kNR; ++col) acc[col] += av * pj[p * kNR + col];
+            }
+            const std::size_t c0 = j * kNR, nc = std::min(kNR, n - c0);
+            for (std::size_t col = 0; col < nc; ++col) {
+                float& out = c[i * ldc + c0 + col];
+                out = alpha * acc[col] + (beta == 0.0f ? 0.0f : beta * out) + (bias ? bias[c0 + col] : 0.0f);
+            }
+        }
+    }
+}
+
+}  // namespace impl
+
+/// y = x W^T + b for a torch-layout weight matrix.
+class LinearF32 {
+public:
+    LinearF32() = default;
+    /// `weights`: n_out rows of n_in floats; `bias`: n_out floats or nullptr (no bias).
+    LinearF32(const float* weights, std::size_t n_out, std::size_t n_in, const float* bias)
+        : n_out_(n_out), n_in_(n_in), w_(panels() * impl::kNR * n_in), b_(panels() * impl::kNR, 0.0f) {
+        // W^T viewed as B[k = n_in][n = n_out]: element (p, o) at weights[o * n_in + p].
+        if (n_out > 0 && n_in > 0) impl::pack_b(n_out, n_in, weights, 1, n_in, w_.data());
+        if (bias) std::copy(bias, bias + n_out, b_.begin());
+    }
+
+    [[nodiscard]] std::size_t n_out() const noexcept { return n_out_; }
+    [[nodiscard]] std::size_t n_in() const noexcept { return n_in_; }
+
+    /// x: m rows of n_in floats (contiguous); y: m rows of n_out floats (contiguous).
+    void forward(const float* x, std::size_t m, float* y) const { forward(x, m, y, active_isa()); }
+    /// The same on the code path `isa` (tests; an unsupported one falls back).
+    void forward(const float* x, std::size_t m, float* y, Isa isa) const {
+        impl::gemm_packed(isa, m, n_out_, n_in_, 1.0f, x, n_in_, w_.data(), 0.0f, y, n_out_, b_.data());
+    }
+
+private:
+    [[nodiscard]] std::size_t panels() const noexcept { return (n_out_ + impl::kNR - 1) / impl::kNR; }
+    std::size_t n_out_ = 0, n_in_ = 0;
+    AlignedVector<float> w_;  // panels of 32 output columns x n_in, zero padded
+    AlignedVector<float> b_;  // n_out, zero padded to the panels
+};
+
+/// The same layer with int8 weights (per output channel) and per-row dynamic int8
+/// activations: symmetric quantization (scale = max |v| / 127, q = lrint(v / scale)),
+/// exact int32 sums, y = float(sum) * sx * sw + b.
+class LinearI8 {
+public:
+    LinearI8() = default;
+    LinearI8(const float* weights, std::size_t n_out, std::size_t n_in, const float* bias)
+        : n_out_(n_out), n_in_(n_in), kq_((n_in + 3) / 4), w_(panels() * impl::kNR * kq_ * 4, 0),
+          csum_(panels() * impl::kNR, 0), scale_(panels() * impl::kNR, 1.0f), b_(panels() * impl::kNR, 0.0f) {
+        if (n_in > 133000) throw InvalidArgument("LinearI8: n_in " + std::to_string(n_in) + " > 133,000 overflows int32 sums");
+        std::vector<std::int8_t> row(n_in);
+        for (std::size_t o = 0; o < n_out; ++o) {
+            const float* wo = weights + o * n_in;
+            float mx = 0;
+            for (std::size_t k = 0; k < n_in; ++k) mx = std::max(mx, std::fabs(wo[k]));
+            const float s = mx > 0 ? mx / 127.0f : 1.0f;
+            scale_[o] = s;
+            std::int32_t sum = 0;
+            for (std::size_t k = 0; k < n_in; ++k) {
+                const long v = std::clamp(std::lrint(wo[k] / s), -127L, 127L);
+                row[k] = static_cast<std::int8_t>(v);
+                sum += static_cast<std::int32_t>(v);
+            }
+            csum_[o] = 128 * sum;
+            std::int8_t* panel = w_.data() + (o / impl::kNR) * kq_ * 128 + (o % impl::kNR) * 4;
+            for (std::size_t k = 0; k < n_in; ++k) panel[(k / 4) * 128 + k % 4] = row[k];
+        }
+        if (bias) std::copy(bias, bias + n_out, b_.begin());
+    }
+    [[nodiscard]] std::size_t n_out() const noexcept { return n_out_; }
+    [[nodiscard]] std::size_t n_in() const noexcept { return n_in_; }
+
+    void forward(const float* x, std::size_t m, float* y) const { forward(x, m, y, active_isa()); }
+    /// The same on the code path `isa` (tests; an unsupported one falls back).
+    void forward(const float* x, std::size_t m, float* y, Isa isa) const { run(x, m, y, nullptr, nullptr, isa); }
+
+    /// The exact integer part (tests): acc[i * n_out + o] = sum_k q_ik w_ok and
+    /// row_scale[i] = the activation scale of row i.
+    void forward_i32(const float* x, std::size_t m, std::int32_t* acc, float* row_scale, Isa isa) const {
+        run(x, m, nullptr, acc, row_scale, isa);
+    }
+    /// The quantized weight of (o, k) and the scale of output o (tests, inspection).
+    [[nodiscard]] std::int8_t weight_q(std::size_t o, std::size_t k) const noexcept {
+        return w_[(o / impl::kNR) * kq_ * 128 + (k / 4) * 128 + (o % impl::kNR) * 4 + k % 4];
+    }
+    [[nodiscard]] float weight_scale(std::size_t o) const noexcept { return scale_[o]; }
+
+private:
+    [[nodiscard]] std::size_t panels() const noexcept { return (n_out_ + impl::kNR - 1) / impl::kNR; }
+
+    void run(const float* x, std::size_t m, float* y, std::int32_t* yi, float* row_scale, Isa isa) const {
+        if (m == 0 || n_out_ == 0) return;
+        isa = usable(isa);
+        const std::size_t k4 = kq_ * 4;
+#if RAGPP_NN_X86
+        if (isa != Isa::scalar) {
+            impl::I8Kernel kernel = &impl::kernel_i8_avx2;
+            std::size_t mr = impl::kMRi8avx2, width = 16;
+            bool shift = false;  // VNNI: u = q + 128
+            if (isa == Isa::avx512_vnni) {
+                kernel = &impl::kernel_i8_avx512vnni;
+                mr = impl::kMRvnni512;
+                width = 32;
+                shift = true;
+            } else if (isa == Isa::avx2_vnni) {
+                kernel = &impl::kernel_i8_avxvnni;
+                mr = impl::kMRvnni256;
+                shift = true;
+            }
+            const bool wide = is_avx512(isa);
+            constexpr std::size_t MC = impl::kMCi8;  // a multiple of 12, 6 and 4
+            const std::size_t mc_max = std::min(MC, (m + mr - 1) / mr * mr);
+            std::uint8_t* abuf = impl::scratch<std::uint8_t, 1>(mc_max * k4);
+            // Rows quantized row-major (k4 bytes each, zero padded, + 128 for VNNI), then
+            // interleaved by quads into the micro-panels.
+            std::uint8_t* qrows = impl::scratch<std::uint8_t, 2>(mc_max * k4);
+            float* sx = impl::scratch<float, 3>(mc_max);
+            const std::uint8_t flip = shift ? 0x80 : 0;
+            for (std::size_t ic = 0; ic < m; ic += MC) {
+                const std::size_t mcur = std::min(MC, m - ic);
+                for (std::size_t r = 0; r < mcur; ++r) {
+                    const float* xr = x + (ic + r) * n_in_;
+                    std::uint8_t* qr = qrows + r * k4;
+                    auto* qs = reinterpret_cast<std::int8_t*>(qr);
+                    sx[r] = wide ? impl::quantize_row_avx512(xr, n_in_, qs) : impl::quantize_row_avx2(xr, n_in_, qs);
+                    for (std::size_t p = n_in_; p < k4; ++p) qr[p] = 0;
+                    if (flip)
+                        for (std::size_t p = 0; p < k4; ++p) qr[p] = static_cast<std::uint8_t>(qr[p] ^ flip);
+                    if (row_scale) row_scale[ic + r] = sx[r];
+                }
+                for (std::size_t ir = 0; ir < mcur; ir += mr) {
+                    const std::size_t rows = std::min(mr, mcur - ir);
+                    std::uint8_t* blk = abuf + ir * k4;
+                    if (rows == 12 && mr == 12) {
+                        impl::pack_quads12_avx(kq_, qrows + ir * k4, k4, blk);
+                        continue;
+                    }
+                    for (std::size_t q = 0; q < kq_; ++q)
+                        for (std::size_t r = 0; r < mr; ++r) {
+                            if (r < rows) std::memcpy(blk + (q * mr + r) * 4, qrows + (ir + r) * k4 + q * 4, 4);
+                            else std::memset(blk + (q * mr + r) * 4, 0, 4);
+                        }
+                }
+                for (std::size_t col = 0; col < n_out_; col += width) {
+                    const std::int8_t* bp = w_.data() + (col / impl::kNR) * kq_ * 128 + (col % impl::kNR) * 4;
+                    impl::I8Epilogue e;
+                    e.csum = csum_.data() + col;
+                    e.scale = scale_.data() + col;
+                    e.bias = b_.data() + col;
+                    const std::size_t nr = std::min(width, n_out_ - col);
+                    for (std::size_t ir = 0; ir < mcur; ir += mr) {
+                        e.sx = sx + ir;
+                        e.y = y ? y + (ic + ir) * n_out_ + col : nullptr;
+                        e.yi = yi ? yi + (ic + ir) * n_out_ + col : nullptr;
+                        kernel(abuf + ir * k4, bp, kq_, n_out_, std::min(mr, mcur - ir), nr, e);
+                    }
+                }
+            }
+            return;
+        }
+#endif
+        std::vector<std::int8_t> q(k4, 0);
+        for (std::size_t i = 0; i < m; ++i) {
+            const float sx = impl::quantize_row_scalar(x + i * n_in_, n_in_, q.data());
+            if (row_scale) row_scale[i] = sx;
+            for (std::size_t o = 0; o < n_out_; ++o) {
+                const std::int8_t* w = w_.data() + (o / impl::kNR) * kq_ * 128 + (o % impl::kNR) * 4;
+                std::int32_t s = 0;
+                for (std::size_t k = 0; k < n_in_; ++k) s += std::int32_t{q[k]} * std::int32_t{w[(k / 4) * 128 + k % 4]};
+                if (yi) yi[i * n_out_ + o] = s;
+                else y[i * n_out_ + o] = static_cast<float>(s) * sx * scale_[o] + b_[o];
+            }
+        }
+    }
+
+    std::size_t n_out_ = 0, n_in_ = 0, kq_ = 0;
+    AlignedVector<std::int8_t> w_;    // panels of 32 columns x kq_ quads of 4 k: [panel][q][col][4]
+    AlignedVector<std::int32_t> csum_;  // 128 * sum_k w_ok (the VNNI correction), padded
+    AlignedVector<float> scale_, b_;    // per output channel, padded
+};
+
+/// C[m, n] = alpha * A[m, k] * B[n, k]^T + beta * C (beta == 0: C is not read).
+inline void gemm_nt(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
+                    const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc, Isa isa) {
+    isa = usable(isa);
+    if (isa == Isa::scalar) {
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                float s = 0;
+                for (std::size_t p = 0; p < k; ++p) s += a[i * lda + p] * b[j * ldb + p];
+                c[i * ldc + j] = alpha * s + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
+            }
+        return;
+    }
+    float* bp = impl::scratch<float, 4>((n + impl::kNR - 1) / impl::kNR * impl::kNR * std::max<std::size_t>(k, 1));
+    impl::pack_b(n, k, b, 1, ldb, bp);  // B^T viewed as [k][n]: (p, j) at b[j * ldb + p]
+    impl::gemm_packed(isa, m, n, k, alpha, a, lda, bp, beta, c, ldc, nullptr);
+}
+inline void gemm_nt(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
+                    const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
+    gemm_nt(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, active_isa());
+}
+
+/// C[m, n] = alpha * A[m, k] * B[k, n] + beta * C (beta == 0: C is not read).
+inline void gemm_nn(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
+                    const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc, Isa isa) {
+    isa = usable(isa);
+    if (isa == Isa::scalar) {
+        for (std::size_t i = 0; i < m; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                float s = 0;
+                for (std::size_t p = 0; p < k; ++p) s += a[i * lda + p] * b[p * ldb + j];
+                c[i * ldc + j] = alpha * s + (beta == 0.0f ? 0.0f : beta * c[i * ldc + j]);
+            }
+        return;
+    }
+    float* bp = impl::scratch<float, 4>((n + impl::kNR - 1) / impl::kNR * impl::kNR * std::max<std::size_t>(k, 1));
+    impl::pack_b(n, k, b, ldb, 1, bp);
+    impl::gemm_packed(isa, m, n, k, alpha, a, lda, bp, beta, c, ldc, nullptr);
+}
+inline void gemm_nn(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
+                    const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
+    gemm_nn(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, active_isa());
+}
+
+/// x <- x * (1 + erf(x / sqrt(2))) / 2 (the exact GELU of BERT's "gelu"). Vector paths:
+/// relative error < 1e-6 (see kErfc).
+inline void gelu_erf(float* x, std::size_t n, Isa isa) {
+    isa = usable(isa);
+#if RAGPP_NN_X86
+    if (is_avx512(isa)) return impl::gelu_avx512(x, n);
+    if (is_avx2(isa)) return impl::gelu_avx2(x, n);
+#endif
+    impl::gelu_scalar(x, n);
+}
+inline void gelu_erf(float* x, std::size_t n) { gelu_erf(x, n, active_isa()); }
+
+/// x <- softmax(x), one row, max subtracted first.
+inline void softmax(float* x, std::size_t n, Isa isa) {
+    isa = usable(isa);
+#if RAGPP_NN_X86
+    if (is_avx512(isa)) return impl::softmax_avx512(x, n);
+    if (is_avx2(isa)) return impl::softmax_avx2(x, n);
+#endif
+    impl::softmax_scalar(x, n);
+}
+inline void softmax(float* x, std::size_t n) { softmax(x, n, active_isa()); }
+
+/// x <- (x - mean) / sqrt(var + eps) * gamma + beta, one row (biased variance, as torch);
+/// mean and variance accumulated in double.
+inline void layer_norm(float* x, std::size_t n, const float* gamma, const float* beta, float eps, Isa isa) {
+    isa = usable(isa);
+#if RAGPP_NN_X86
+    if (is_avx512(isa)) return impl::layer_norm_avx512(x, n, gamma, beta, eps);
+    if (is_avx2(isa)) return impl::layer_norm_avx2(x, n, gamma, beta, eps);
+#endif
+    impl::layer_norm_scalar(x, n, gamma, beta, eps);
+}
+inline void layer_norm(float* x, std::size_t n, const float* gamma, const float* beta, float eps) {
+    layer_norm(x, n, gamma, beta, eps, active_isa());
+}
+
+inline void tanh_inplace(float* x, std::size_t n, Isa isa) {
+    isa = usable(isa);
+#if RAGPP_NN_X86
+    if (is_avx512(isa)) return impl::tanh_avx512(x, n);
+    if (is_avx2(isa)) return impl::tanh_avx2(x, n);
+#endif
+    impl::tanh_scalar(x, n);
+}
+inline void tanh_inplace(float* x, std::size_t n) { tanh_inplace(x, n, active_isa()); }
 
 }  // namespace ragpp::detail::nn

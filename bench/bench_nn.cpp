@@ -1,0 +1,271 @@
+// Transformer kernels (detail/nn.hpp) on one thread: GFLOP/s of LinearF32 and LinearI8
+// on the MiniLM-L6 shapes (hidden 384, intermediate 1536; m = rows = batch x tokens),
+// of gemm_nt / gemm_nn on attention shapes, and the core's measured FMA peak (a loop of
+// independent vfmadd231ps chains: 2 FLOPs x lanes per instruction). Medians (and best)
+// of several samples of at least 5 ms of this thread's CPU time, the kernels of one
+// shape measured in turns; one JSON line per kernel and shape, fixed seeds.
+// With OpenBLAS found at configure time, its one-thread sgemm (y = x W^T, no bias) runs
+// on the same shapes, in turns with ours. Its CPU detection may not know recent Xeons (it
+// picks a generic core here, 30 GFLOP/s): set OPENBLAS_CORETYPE=SkylakeX for its
+// AVX-512 kernels; the core it used is printed.
+// Usage: bench_nn [--isa scalar|avx2|avx2_vnni|avx512|avx512_vnni] [--runs R] [--quick]
+#include <ragpp/detail/nn.hpp>
+
+#include <algorithm>
+#include <ctime>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
+
+#ifdef RAGPP_BENCH_OPENBLAS
+// OpenBLAS's CBLAS entry points (declared here: Debian's runtime package has no header).
+extern "C" void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
+                            int lda, const float* b, int ldb, float beta, float* c, int ldc);
+extern "C" void openblas_set_num_threads(int);
+extern "C" char* openblas_get_corename();
+#endif
+
+namespace nn = ragpp::detail::nn;
+
+namespace {
+
+/// This thread's CPU time: the machine is shared, so other processes' time slices do
+/// not count against the kernels (the wall-clock figure is printed beside it).
+double thread_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+// The FMA loops in inline assembly (compilers otherwise keep the accumulators of such a
+// loop in memory): 24 (AVX-512) / 12 (AVX2) independent vfmadd231ps chains, enough to
+// cover the 4-cycle latency on two FMA ports, per iteration.
+#define RAGPP_FMA8(W, R) "vfmadd231ps %%" W "1, %%" W "0, %%" W #R "\n\t"
+__attribute__((target("avx512f"))) __attribute__((noinline)) void fma_loop_avx512(std::size_t iters) {
+    __asm__ volatile(
+        "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
+        "vxorps %%xmm1, %%xmm1, %%xmm1\n\t"
+        "1:\n\t"
+        RAGPP_FMA8("zmm", 8) RAGPP_FMA8("zmm", 9) RAGPP_FMA8("zmm", 10) RAGPP_FMA8("zmm", 11)
+        RAGPP_FMA8("zmm", 12) RAGPP_FMA8("zmm", 13) RAGPP_FMA8("zmm", 14) RAGPP_FMA8("zmm", 15)
+        RAGPP_FMA8("zmm", 16) RAGPP_FMA8("zmm", 17) RAGPP_FMA8("zmm", 18) RAGPP_FMA8("zmm", 19)
+        RAGPP_FMA8("zmm", 20) RAGPP_FMA8("zmm", 21) RAGPP_FMA8("zmm", 22) RAGPP_FMA8("zmm", 23)
+        RAGPP_FMA8("zmm", 24) RAGPP_FMA8("zmm", 25) RAGPP_FMA8("zmm", 26) RAGPP_FMA8("zmm", 27)
+        RAGPP_FMA8("zmm", 28) RAGPP_FMA8("zmm", 29) RAGPP_FMA8("zmm", 30) RAGPP_FMA8("zmm", 31)
+        "dec %0\n\t"
+        "jnz 1b\n\t"
+        : "+r"(iters)
+        :
+        : "xmm0", "xmm1", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17",
+          "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29",
+          "xmm30", "xmm31", "cc");
+}
+__attribute__((target("avx2,fma"))) __attribute__((noinline)) void fma_loop_avx2(std::size_t iters) {
+    __asm__ volatile(
+        "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"
+        "vxorps %%xmm1, %%xmm1, %%xmm1\n\t"
+        "1:\n\t"
+        RAGPP_FMA8("ymm", 4) RAGPP_FMA8("ymm", 5) RAGPP_FMA8("ymm", 6) RAGPP_FMA8("ymm", 7)
+        RAGPP_FMA8("ymm", 8) RAGPP_FMA8("ymm", 9) RAGPP_FMA8("ymm", 10) RAGPP_FMA8("ymm", 11)
+        RAGPP_FMA8("ymm", 12) RAGPP_FMA8("ymm", 13) RAGPP_FMA8("ymm", 14) RAGPP_FMA8("ymm", 15)
+        "dec %0\n\t"
+        "jnz 1b\n\t"
+        : "+r"(iters)
+        :
+        : "xmm0", "xmm1", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
+          "xmm14", "xmm15", "cc");
+}
+#undef RAGPP_FMA8
+#endif
+
+/// GFLOP/s of the FMA loop (median of `runs`), or 0 when the ISA is missing.
+double fma_peak(bool wide, std::size_t runs) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (!nn::supported(wide ? nn::Isa::avx512 : nn::Isa::avx2)) return 0;
+    const std::size_t iters = 10'000'000;
+    std::vector<double> g;
+    for (std::size_t r = 0; r < runs; ++r) {
+        const double t0 = thread_seconds();
+        if (wide) fma_loop_avx512(iters);
+        else fma_loop_avx2(iters);
+        const double s = thread_seconds() - t0;
+        g.push_back((wide ? 24.0 * 32 : 12.0 * 16) * static_cast<double>(iters) / s * 1e-9);
+    }
+    return median(g);
+#else
+    (void)wide, (void)runs;
+    return 0;
+#endif
+}
+
+struct Rate {
+    double median = 0, best = 0;
+};
+
+/// Rate of f (flops / s of this thread's CPU time): median and best of the runs (the
+/// best is the figure least disturbed by other processes on a shared machine).
+template <class F>
+Rate gflops(double flops, std::size_t runs, F&& f) {
+    f();  // warm-up (packs scratch, faults pages)
+    std::vector<double> g;
+    double budget = 0;
+    for (std::size_t r = 0; r < runs || budget < 0.2; ++r) {
+        const double t0 = thread_seconds();
+        f();
+        const double s = thread_seconds() - t0;
+        budget += s;
+        g.push_back(flops / s * 1e-9);
+        if (r > 200) break;
+    }
+    return {median(g), *std::max_element(g.begin(), g.end())};
+}
+
+/// Rates of several kernels measured in turns (one run of each per round), so that all
+/// of them see the same machine load.
+std::vector<Rate> interleaved(double flops, std::size_t runs, const std::vector<std::function<void()>>& fs) {
+    // Warm-up, and repetitions per sample so that each sample lasts >= 5 ms.
+    std::vector<std::size_t> reps;
+    for (const auto& f : fs) {
+        f();
+        const double t0 = thread_seconds();
+        f();
+        reps.push_back(static_cast<std::size_t>(0.005 / std::max(thread_seconds() - t0, 1e-7)) + 1);
+    }
+    std::vector<std::vector<double>> g(fs.size());
+    for (std::size_t r = 0; r < runs; ++r)
+        for (std::size_t i = 0; i < fs.size(); ++i) {
+            const double t0 = thread_seconds();
+            for (std::size_t j = 0; j < reps[i]; ++j) fs[i]();
+            g[i].push_back(flops * static_cast<double>(reps[i]) / (thread_seconds() - t0) * 1e-9);
+        }
+    std::vector<Rate> out;
+    for (const auto& v : g) out.push_back({median(v), *std::max_element(v.begin(), v.end())});
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    nn::Isa isa = nn::active_isa();
+    std::size_t runs = 7;
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--isa" && i + 1 < argc) {
+            const std::string_view v = argv[++i];
+            for (nn::Isa c : nn::all_isas)
+                if (nn::isa_name(c) == v) isa = c;
+        } else if (a == "--runs" && i + 1 < argc) {
+            runs = std::stoul(argv[++i]);
+        } else if (a == "--quick") {
+            quick = true;
+        } else {
+            std::fprintf(stderr, "usage: bench_nn [--isa NAME] [--runs R] [--quick]\n");
+            return 2;
+        }
+    }
+    isa = nn::usable(isa);
+#ifdef RAGPP_BENCH_OPENBLAS
+    openblas_set_num_threads(1);
+#endif
+    const double peak512 = fma_peak(true, runs), peak256 = fma_peak(false, runs);
+    std::printf(R"({"bench":"nn","kernel":"fma_peak","threads":1,"avx512_gflops":%.1f,"avx2_gflops":%.1f})" "\n",
+                peak512, peak256);
+    const double peak = nn::is_avx512(isa) ? peak512 : peak256;
+
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    struct Shape {
+        std::size_t m, n_in, n_out;
+    };
+    std::vector<Shape> shapes;
+    for (std::size_t m : quick ? std::vector<std::size_t>{128} : std::vector<std::size_t>{128, 4096})
+        for (auto [ni, no] : {std::pair<std::size_t, std::size_t>{384, 384}, {384, 1536}, {1536, 384}})
+            shapes.push_back({m, ni, no});
+    for (const Shape& s : shapes) {
+        std::vector<float> w(s.n_out * s.n_in), b(s.n_out), x(s.m * s.n_in), y(s.m * s.n_out);
+        for (auto& v : w) v = normal(rng) * 0.05f;
+        for (auto& v : b) v = normal(rng);
+        for (auto& v : x) v = normal(rng);
+        const double flops = 2.0 * static_cast<double>(s.m * s.n_in * s.n_out);
+        const nn::LinearF32 f32(w.data(), s.n_out, s.n_in, b.data());
+        const nn::LinearI8 i8(w.data(), s.n_out, s.n_in, b.data());
+        std::vector<float> yi(s.m * s.n_out);
+        std::vector<std::function<void()>> fs{[&] { f32.forward(x.data(), s.m, y.data(), isa); },
+                                              [&] { i8.forward(x.data(), s.m, yi.data(), isa); }};
+#ifdef RAGPP_BENCH_OPENBLAS
+        // y = x W^T (no bias) by OpenBLAS, one thread, in turns with ours.
+        std::vector<float> yb(s.m * s.n_out);
+        fs.emplace_back([&] {
+            cblas_sgemm(101 /* row major */, 111 /* no trans */, 112 /* trans */, static_cast<int>(s.m),
+                        static_cast<int>(s.n_out), static_cast<int>(s.n_in), 1.0f, x.data(), static_cast<int>(s.n_in),
+                        w.data(), static_cast<int>(s.n_in), 0.0f, yb.data(), static_cast<int>(s.n_out));
+        });
+#endif
+        const std::vector<Rate> rates = interleaved(flops, std::max<std::size_t>(runs, 3), fs);
+        const Rate gf = rates[0], gi = rates[1];
+        std::printf(R"({"bench":"nn","kernel":"linear_f32","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gflops":%.1f,"gflops_best":%.1f,"fraction_of_peak":%.3f,"checksum":%.4f})" "\n",
+                    std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gf.median, gf.best,
+                    peak > 0 ? gf.median / peak : 0.0, static_cast<double>(y[0] + y[y.size() - 1]));
+#ifdef RAGPP_BENCH_OPENBLAS
+        const Rate gb = rates[2];
+        std::printf(R"({"bench":"nn","kernel":"openblas_sgemm","core":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gflops":%.1f,"gflops_best":%.1f,"ragpp_f32_speedup":%.2f,"ragpp_i8_speedup":%.2f})" "\n",
+                    openblas_get_corename(), s.m, s.n_in, s.n_out, gb.median, gb.best, gf.median / gb.median,
+                    gi.median / gb.median);
+#endif
+        std::printf(R"({"bench":"nn","kernel":"linear_i8","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gops":%.1f,"gops_best":%.1f,"speedup_vs_f32":%.2f,"checksum":%.4f})" "\n",
+                    std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gi.median, gi.best,
+                    gi.median / gf.median, static_cast<double>(yi[0] + yi[yi.size() - 1]));
+        std::fflush(stdout);
+    }
+    // Attention: 12 heads x 32 dims (MiniLM: hidden 384), scores = Q K^T / sqrt(d), then P V.
+    for (std::size_t seq : {128U, 512U}) {
+        const std::size_t d = 32, hidden = 384;
+        std::vector<float> q(seq * hidden), k(seq * hidden), v(seq * hidden), p(seq * seq), o(seq * hidden);
+        for (auto& t : q) t = normal(rng);
+        for (auto& t : k) t = normal(rng);
+        for (auto& t : v) t = normal(rng);
+        const double flops = 2.0 * static_cast<double>(seq * seq * d);
+        const Rate gnt = gflops(flops, runs, [&] {
+            nn::gemm_nt(seq, seq, d, 0.17f, q.data(), hidden, k.data(), hidden, 0.0f, p.data(), seq, isa);
+        });
+        const Rate gnn = gflops(flops, runs, [&] {
+            nn::gemm_nn(seq, d, seq, 1.0f, p.data(), seq, v.data(), hidden, 0.0f, o.data(), hidden, isa);
+        });
+        std::printf(R"({"bench":"nn","kernel":"attention","isa":"%s","seq":%zu,"head_dim":%zu,"gemm_nt_gflops":%.1f,"gemm_nn_gflops":%.1f})" "\n",
+                    std::string(nn::isa_name(isa)).c_str(), seq, d, gnt.median, gnn.median);
+    }
+    // Element kernels: ns per element on a 128 x 1536 GELU and 128-long softmax rows.
+    {
+        std::vector<float> x(128 * 1536);
+        for (auto& t : x) t = normal(rng);
+        std::vector<float> work = x;
+        const Rate g = gflops(static_cast<double>(x.size()), runs, [&] {
+            std::memcpy(work.data(), x.data(), x.size() * sizeof(float));
+            nn::gelu_erf(work.data(), work.size(), isa);
+        });
+        std::vector<float> rows = x;
+        const Rate sm = gflops(static_cast<double>(x.size()), runs, [&] {
+            std::memcpy(rows.data(), x.data(), x.size() * sizeof(float));
+            for (std::size_t r = 0; r < rows.size() / 128; ++r) nn::softmax(rows.data() + r * 128, 128, isa);
+        });
+        std::printf(R"({"bench":"nn","kernel":"elementwise","isa":"%s","gelu_gelem_per_s":%.2f,"softmax128_gelem_per_s":%.2f,"checksum":%.3f})" "\n",
+                    std::string(nn::isa_name(isa)).c_str(), g.median, sm.median, static_cast<double>(work[5] + rows[5]));
+    }
+    return 0;
+}
