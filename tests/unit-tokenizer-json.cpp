@@ -7,7 +7,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -198,14 +201,61 @@ std::string words(int n) {
 // --- Precompiled: the trie itself --------------------------------------------------
 
 TEST_CASE("Precompiled: a hand-built darts-clone trie is read with the right unit layout", "[tokenizer-json]") {
+    // SentencePiece's rule: the longest prefix at each position ("ab" -> "yz", "a" -> "x"),
+    // other characters copied whole.
+    const ragpp::detail::CharsMap map(hand_charsmap(), "hand");
+    CHECK(map.normalize_spm("abac") == "yzxc");
+    CHECK(map.normalize_spm("b") == "b");
+    CHECK(map.normalize_spm("\xC3\xA9" "a") == "\xC3\xA9x");  // é is not in the trie: copied as one character
+    CHECK(map.normalize_spm("") == "");
+    CHECK(map.normalize_spm(std::string("a\0b", 3)) == std::string("x\0b", 3));  // a NUL ends a key
+    CHECK(map.prefix("abc", 0) == std::pair<std::size_t, std::string_view>{2, "yz"});
+    CHECK(map.prefix("abc", 0, true) == std::pair<std::size_t, std::string_view>{1, "x"});
+    CHECK(map.prefix("ba", 0).first == 0);
+    // HF's rule (what HfTokenizer does): per grapheme cluster, so "ab" (two clusters)
+    // never matches as one key; a short cluster whose shortest prefix is a key is
+    // replaced whole (the accent of "a" U+0301 is dropped); a cluster of 6 bytes or
+    // more goes character by character.
     const auto t = HfTokenizer::from_string(precompiled(base64(hand_charsmap())), "hand.json");
-    // Longest prefix first: "ab" -> "yz"; "a" -> "x"; other characters copied whole.
-    CHECK(t.normalize("abac") == U"yzxc");
-    CHECK(t.normalize("b") == U"b");
-    CHECK(t.normalize("\xC3\xA9" "a") == U"\u00e9x");  // é is not in the trie: copied as one character
+    CHECK(t.normalize("abac") == U"xbxc");
+    CHECK(t.normalize("a\xCC\x81" "b") == U"xb");
+    CHECK(t.normalize("a\xCC\x81\xCC\x81\xCC\x81") == U"x\u0301\u0301\u0301");
+    CHECK(t.normalize("\xCC\x81" "a") == U"\u0301x");
+    CHECK(t.normalize("\xC3\xA9" "a") == U"\u00e9x");
     CHECK(t.normalize("") == U"");
-    // A NUL in the text ends a key, as in darts-clone: "a\0b" -> "x\0b".
     CHECK(t.normalize(std::string("a\0b", 3)) == std::u32string(U"x\0b", 3));
+}
+
+TEST_CASE("grapheme clusters match every case of GraphemeBreakTest.txt (UAX #29, Unicode 15.0)", "[tokenizer-json]") {
+    const char* path = "/usr/share/unicode/auxiliary/GraphemeBreakTest.txt";  // Debian's unicode-data
+    std::ifstream in(path);
+    if (!in) {
+        std::fprintf(stderr, "SKIPPED: %s is missing (install unicode-data)\n", path);
+        std::_Exit(4);
+    }
+    std::string line;
+    std::size_t cases = 0, failures = 0;
+    while (std::getline(in, line)) {
+        line = line.substr(0, line.find('#'));
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        std::istringstream fields(line);
+        std::string tok;
+        std::u32string text;
+        std::vector<std::size_t> expected;
+        while (fields >> tok) {
+            if (tok == "\xC3\xB7") expected.push_back(text.size());  // ÷ marks a boundary
+            else if (tok != "\xC3\x97") text.push_back(static_cast<char32_t>(std::stoul(tok, nullptr, 16)));
+        }
+        std::vector<std::size_t> got{0};
+        ragpp::detail::for_each_grapheme(text, [&](std::size_t, std::size_t e) { got.push_back(e); });
+        ++cases;
+        if (got != expected) {
+            ++failures;
+            UNSCOPED_INFO("mismatch: " << line);
+        }
+    }
+    CHECK(cases > 500);
+    CHECK(failures == 0);
 }
 
 TEST_CASE("Precompiled: bad blobs are FormatErrors naming the file and the field", "[tokenizer-json]") {
@@ -269,6 +319,14 @@ TEST_CASE("Precompiled: the nmt_nfkc charsmap of a real SentencePiece model", "[
     CHECK(t.normalize("caf\xC3\xA9") == U"caf\u00e9");
     // Unchanged text stays unchanged.
     CHECK(t.normalize("De Kamer, le ministre.") == U"De Kamer, le ministre.");
+    // Where HF (per grapheme cluster, shortest prefix) and SentencePiece (longest match)
+    // differ: a full-width letter with a combining mark, decomposed Hangul jamo.
+    const ragpp::detail::CharsMap map(charsmap, "nfkc");
+    CHECK(t.normalize("\xEF\xBC\xA3\xCC\x81") == U"C");                    // Ｃ U+0301, HF
+    CHECK(map.normalize_spm("\xEF\xBC\xA3\xCC\x81") == "\xC4\x86");         // Ć: a key of its own, SentencePiece
+    CHECK(t.normalize("\xE1\x84\x80\xE1\x85\xA1") == U"\u1100\u1161");       // ᄀ ᅡ stay, HF
+    CHECK(map.normalize_spm("\xE1\x84\x80\xE1\x85\xA1") == "\xEA\xB0\x80");  // 가, SentencePiece
+    CHECK(map.normalize_spm("cafe\xCC\x81 \xEF\xAC\x81") == "caf\xC3\xA9 fi");
 }
 
 // --- Unigram + Precompiled: XLM-R conversion of the spm model ----------------------

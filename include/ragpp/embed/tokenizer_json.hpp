@@ -28,16 +28,18 @@
 // Precompiled: the base64 `precompiled_charsmap` is a little-endian uint32 trie size
 // in bytes, a darts-clone double-array trie of uint32 units, then the replacement
 // strings (NUL-terminated, indexed by the trie's values) -- sentencepiece's
-// normalizer.cc (DecodePrecompiledCharsMap, NormalizePrefix) and darts-clone's
-// DoubleArrayUnit. Normalization is SentencePiece's: at each position the longest
-// prefix found in the trie is replaced by its string, else one UTF-8 character is
-// copied. HF `tokenizers` (normalizers/precompiled.rs) instead works per extended
-// grapheme cluster: a cluster shorter than 6 bytes whose SHORTEST trie prefix exists is
-// replaced whole by that prefix's string, any other cluster character by character.
-// The two agree unless a multi-code-point cluster is involved (e.g. decomposed Hangul
-// jamo, or a mapped base character followed by a combining mark that no key covers):
-// a documented difference. Sizes are validated when loading (FormatError naming the
-// file); a trie whose units point outside the array is a FormatError when met.
+// normalizer.cc (DecodePrecompiledCharsMap) and darts-clone's DoubleArrayUnit.
+// Normalization is HF tokenizers' (normalizers/precompiled.rs), which differs from
+// SentencePiece's own: per extended grapheme cluster (UAX #29, detail/grapheme.hpp), a
+// cluster under 6 UTF-8 bytes whose SHORTEST trie prefix exists is replaced whole by
+// that prefix's string, any other cluster character by character. SentencePiece
+// (NormalizePrefix) takes the longest match at each position instead
+// (detail::CharsMap::normalize_spm); the two agree unless a multi-code-point cluster
+// is involved, e.g. "Ｃ" + U+0301 is "C" for HF (the shortest key "Ｃ" wins and the
+// mark is dropped) but "Ć" for SentencePiece (the two-character key), and decomposed Hangul jamo (one cluster of 6+ bytes) stay
+// decomposed for HF but are composed by SentencePiece. Sizes are validated when
+// loading (FormatError naming the file); a corrupt trie whose units point outside the
+// array is a FormatError when met.
 //
 // Known approximations (documented in docs/embedders.md): strip_accents decomposes
 // each character (NFD) and drops non-spacing marks without canonical reordering, which
@@ -64,6 +66,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/codepoints.hpp>
+#include <ragpp/detail/grapheme.hpp>
 
 namespace ragpp {
 
@@ -138,13 +141,15 @@ public:
         if (encode_utf8(decode_utf8(normalized_)) != normalized_) bad("replacement strings are not valid UTF-8");
     }
 
-    /// The longest prefix of `s` (from byte `at`) in the trie: {length in bytes,
-    /// replacement}, length 0 when none. A NUL byte ends the key, as in darts-clone.
-    [[nodiscard]] std::pair<std::size_t, std::string_view> longest_prefix(std::string_view s, std::size_t at) const {
+    /// The longest (or the shortest) prefix of `s` from byte `at` found in the trie:
+    /// {length in bytes, replacement}, length 0 when none. A NUL byte ends the key, as
+    /// in darts-clone.
+    [[nodiscard]] std::pair<std::size_t, std::string_view> prefix(std::string_view s, std::size_t at,
+                                                                  bool shortest = false) const {
         std::size_t best_len = 0;
         std::uint32_t best_value = 0;
         std::size_t pos = offset(unit(0));
-        for (std::size_t k = at; k < s.size(); ++k) {
+        for (std::size_t k = at; k < s.size() && !(shortest && best_len > 0); ++k) {
             const auto c = static_cast<unsigned char>(s[k]);
             if (c == 0) break;
             pos ^= c;
@@ -164,13 +169,14 @@ public:
         return {best_len, rest.substr(0, std::min(rest.find('\0'), rest.size()))};
     }
 
-    /// SentencePiece's normalization of UTF-8 text (the charsmap part only: no
-    /// whitespace handling, which the tokenizer.json expresses with other components).
-    [[nodiscard]] std::string normalize(std::string_view in) const {
+    /// SentencePiece's normalization of UTF-8 text (normalizer.cc, NormalizePrefix; the
+    /// charsmap part only: the whitespace handling is expressed in tokenizer.json by
+    /// other components): the longest match at each position, else one character.
+    [[nodiscard]] std::string normalize_spm(std::string_view in) const {
         std::string out;
         out.reserve(in.size());
         for (std::size_t i = 0; i < in.size();) {
-            const auto [len, rep] = longest_prefix(in, i);
+            const auto [len, rep] = prefix(in, i);
             if (len > 0) {
                 out += rep;
                 i += len;
@@ -180,6 +186,33 @@ public:
                 out.append(in, start, i - start);
             }
         }
+        return out;
+    }
+
+    /// HF tokenizers' normalization (normalizers/precompiled.rs): per extended grapheme
+    /// cluster, a cluster under 6 UTF-8 bytes whose shortest prefix is in the trie is
+    /// replaced whole by that prefix's string; otherwise each character is replaced by
+    /// its own entry, if any.
+    [[nodiscard]] std::u32string normalize_hf(std::u32string_view s) const {
+        std::u32string out;
+        out.reserve(s.size());
+        std::string buf;
+        for_each_grapheme(s, [&](std::size_t b, std::size_t e) {
+            buf = encode_utf8(s.substr(b, e - b));
+            if (buf.size() < 6) {
+                const auto [len, rep] = prefix(buf, 0, true);
+                if (len > 0) {
+                    out += decode_utf8(rep);
+                    return;
+                }
+            }
+            for (std::size_t k = b; k < e; ++k) {
+                buf = encode_utf8(s.substr(k, 1));
+                const auto [len, rep] = prefix(buf, 0, true);
+                if (len > 0) out += decode_utf8(rep);
+                else out.push_back(s[k]);
+            }
+        });
         return out;
     }
 
@@ -741,7 +774,7 @@ private:
                 }
                 break;
             case Normalizer::precompiled:
-                out = detail::decode_utf8(n.charsmap->normalize(detail::encode_utf8(s)));
+                out = n.charsmap->normalize_hf(s);
                 break;
             case Normalizer::replace_whitespace_regex:
                 for (std::size_t i = 0; i < s.size();) {
