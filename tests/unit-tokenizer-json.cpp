@@ -516,11 +516,14 @@ TEST_CASE("Truncation: longest_first by hand, both long, one long, odd budget", 
         return std::pair<std::size_t, std::size_t>{n1, e.ids.size() - n1 - 3};
     };
     using P = std::pair<std::size_t, std::size_t>;
-    // Both long, even budget 10 - 3 = 7... odd: 7 = 3 + 4, the longer (or B at equal
-    // lengths) gets the larger half.
+    // Both long, odd budget 10 - 3 = 7 = 3 + 4. Both are first cut to max_length (10),
+    // so they tie and B gets the larger half whichever was longer.
     CHECK(lens(20, 30, 10) == P{3, 4});
-    CHECK(lens(30, 20, 10) == P{4, 3});
+    CHECK(lens(30, 20, 10) == P{3, 4});
     CHECK(lens(25, 25, 10) == P{3, 4});
+    // Only A beyond max_length: A (cut to 10) is the longer, it gets the larger half.
+    CHECK(lens(30, 9, 10) == P{4, 3});
+    CHECK(lens(9, 30, 10) == P{3, 4});
     // Even budget 8: 4 + 4.
     CHECK(lens(20, 30, 11) == P{4, 4});
     // One long: the short one stays whole, the long one takes the rest.
@@ -582,4 +585,71 @@ TEST_CASE("Replace Regex ' {2,}' collapses runs of spaces only, other regexes ar
     CHECK_THROWS_AS(HfTokenizer::from_string(
                         with_normalizer(R"({"type": "Replace", "pattern": {"Regex": " {3,}"}, "content": " "})")),
                     ragpp::UnsupportedError);
+}
+
+// --- the reference fixtures (tests/fixtures/transformer/, branch neural-ref) -------
+
+namespace {
+fs::path fixture(const std::string& relative) { return fs::path(RAGPP_SOURCE_DIR) / "tests/fixtures/transformer" / relative; }
+nlohmann::json read_json(const fs::path& p) {
+    INFO("reading " << p.string());
+    REQUIRE(fs::exists(p));
+    return nlohmann::json::parse(ragpp_test::read_file(p));
+}
+}  // namespace
+
+TEST_CASE("wordpiece_real.json: the real uncased vocab on hard texts, ids of an independent Python WordPiece",
+          "[tokenizer-json]") {
+    const auto j = read_json(fixture("wordpiece_real.json"));
+    const auto t = HfTokenizer::from_file(ragpp_test::require_shared("fixtures/" + j.at("tokenizer").get<std::string>()));
+    std::size_t n = 0;
+    for (const auto& c : j.at("cases")) {
+        const auto text = c.at("text").get<std::string>();
+        INFO("text: " << text);
+        CHECK(t.encode(text) == c.at("ids").get<Ids>());
+        ++n;
+    }
+    CHECK(n >= 10);
+}
+
+TEST_CASE("unigram_real.json: XLM-R conversion of the spm model, ids of python3-sentencepiece", "[tokenizer-json]") {
+    const auto j = read_json(fixture("unigram_real.json"));
+    // The committed conversion, and the one made here from the .model file.
+    const auto committed = HfTokenizer::from_file(fixture(j.at("tokenizer").get<std::string>()));
+    const auto here = HfTokenizer::from_string(xlmr_from_spm(ragpp_test::require_shared(spm_model)).dump(), "xlmr.json");
+    std::size_t n = 0;
+    for (const auto& c : j.at("cases")) {
+        const auto text = c.at("text").get<std::string>();
+        const auto want = c.at("ids").get<Ids>();
+        INFO("text: " << text);
+        CHECK(committed.encode(text) == want);
+        CHECK(here.encode(text) == want);
+        ++n;
+    }
+    CHECK(n >= 5);
+    CHECK(committed.vocab_size() == here.vocab_size());
+}
+
+TEST_CASE("ce-bert and ce-xlmr expected.json: pair tokens and type ids after longest_first truncation",
+          "[tokenizer-json]") {
+    for (const char* model : {"ce-bert", "ce-xlmr"}) {
+        INFO("model " << model);
+        const auto t = HfTokenizer::from_file(fixture(std::string(model) + "/tokenizer.json"));
+        const auto max_length = read_json(fixture(std::string(model) + "/tokenizer_config.json")).at("model_max_length").get<std::size_t>();
+        CHECK(max_length == 40);
+        const auto j = read_json(fixture(std::string(model) + "/expected.json"));
+        const auto& pairs = j.at("pairs");
+        REQUIRE(pairs.size() == j.at("tokens").size());
+        REQUIRE(pairs.size() == j.at("type_ids").size());
+        bool truncated = false;
+        for (std::size_t i = 0; i < pairs.size(); ++i) {
+            const auto a = pairs[i].at(0).get<std::string>(), b = pairs[i].at(1).get<std::string>();
+            INFO("pair " << i << ": " << a << " | " << b);
+            const auto e = t.encode_pair(a, b, max_length);
+            CHECK(e.ids == j.at("tokens")[i].get<Ids>());
+            CHECK(e.type_ids == j.at("type_ids")[i].get<TypeIds>());
+            truncated = truncated || t.encode_pair(a, b).ids.size() > max_length;
+        }
+        CHECK(truncated);  // the fixture exercises truncation
+    }
 }
