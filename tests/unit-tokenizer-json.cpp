@@ -653,3 +653,31 @@ TEST_CASE("ce-bert and ce-xlmr expected.json: pair tokens and type ids after lon
         CHECK(truncated);  // the fixture exercises truncation
     }
 }
+
+TEST_CASE("embedder fixtures' expected.json: single texts with specials, truncated to max_seq_length",
+          "[tokenizer-json]") {
+    for (const char* model : {"bert-mean", "bert-cls-f16", "bert-max-bf16", "bert-sqrtlen", "xlmr-mean"}) {
+        INFO("model " << model);
+        const auto t = HfTokenizer::from_file(fixture(std::string(model) + "/tokenizer.json"));
+        const auto max_length =
+            read_json(fixture(std::string(model) + "/sentence_bert_config.json")).at("max_seq_length").get<std::size_t>();
+        const auto j = read_json(fixture(std::string(model) + "/expected.json"));
+        REQUIRE(j.at("texts").size() == j.at("tokens").size());
+        bool truncated = false;
+        for (std::size_t i = 0; i < j.at("texts").size(); ++i) {
+            const auto text = j.at("texts")[i].get<std::string>();
+            INFO("text " << i << ": " << text);
+            const auto e = t.encode_special(text, max_length);
+            CHECK(e.ids == j.at("tokens")[i].get<Ids>());
+            CHECK(e.type_ids == TypeIds(e.ids.size(), 0));
+            truncated = truncated || t.encode_special(text).ids.size() > max_length;
+        }
+        CHECK(truncated);
+        if (j.contains("query_tokens")) {  // E5-style prompt: the prompt is prepended to the text
+            const auto prompt = j.at("query_prompt").get<std::string>();
+            for (std::size_t i = 0; i < j.at("texts").size(); ++i)
+                CHECK(t.encode_special(prompt + j.at("texts")[i].get<std::string>(), max_length).ids ==
+                      j.at("query_tokens")[i].get<Ids>());
+        }
+    }
+}
