@@ -628,6 +628,17 @@ TEST_CASE("unigram_real.json: XLM-R conversion of the spm model, ids of python3-
     }
     CHECK(n >= 5);
     CHECK(committed.vocab_size() == here.vocab_size());
+    // Added tokens: <mask> has lstrip (it takes the space before it), </s> has not (the
+    // space before it is a "▁" piece of its own, as in HF).
+    const auto mask = committed.token_to_id("<mask>");
+    REQUIRE(mask.has_value());
+    Ids want = committed.encode("De Kamer");
+    want.push_back(*mask);
+    CHECK(committed.encode("De Kamer  <mask>") == want);
+    want = committed.encode("De Kamer ");
+    CHECK(want.back() == *committed.token_to_id("\xE2\x96\x81"));
+    want.push_back(2);
+    CHECK(committed.encode("De Kamer </s>") == want);
 }
 
 TEST_CASE("ce-bert and ce-xlmr expected.json: pair tokens and type ids after longest_first truncation",

@@ -11,7 +11,9 @@
 //                   split), WhitespaceSplit, Sequence, null
 //   models          WordPiece (greedy longest match first), Unigram (Viterbi, as in
 //                   SentencePiece: Kudo 2018, "Subword Regularization"), WordLevel
-//   added tokens    matched literally in the raw text before normalization.
+//   added tokens    matched literally in the raw text before normalization (leftmost,
+//                   longest at a tie), taking the whitespace beside them when lstrip /
+//                   rstrip; single_word and normalized: true are not honoured.
 //   post-processors TemplateProcessing, BertProcessing, RobertaProcessing, Sequence of
 //                   those with ByteLevel (which only moves offsets), null: used by
 //                   encode_special() and encode_pair().
@@ -274,19 +276,27 @@ public:
         std::size_t pos = 0;
         while (pos < text.size()) {
             std::size_t best = text.size(), best_len = 0;
-            TokenId best_id = 0;
-            for (const auto& [content, id] : added_) {
-                const std::size_t at = text.find(content, pos);
-                if (at < best || (at == best && at != text.size() && content.size() > best_len)) {
+            const AddedToken* found = nullptr;
+            for (const auto& a : added_) {
+                const std::size_t at = text.find(a.content, pos);
+                if (at < best || (at == best && at != text.size() && a.content.size() > best_len)) {
                     best = at;
-                    best_len = content.size();
-                    best_id = id;
+                    best_len = a.content.size();
+                    found = &a;
                 }
             }
-            encode_plain(text.substr(pos, best - pos), ids);
-            if (best == text.size()) break;
-            ids.push_back(best_id);
+            if (!found) {
+                encode_plain(text.substr(pos), ids);
+                break;
+            }
+            // lstrip / rstrip: the token also takes the whitespace beside it (HF's
+            // added_vocabulary.rs), so no stray "▁" piece is left before <mask>.
+            std::size_t end_before = best;
+            if (found->lstrip) end_before = pos + trailing_space_start(text.substr(pos, best - pos));
+            encode_plain(text.substr(pos, end_before - pos), ids);
+            ids.push_back(found->id);
             pos = best + best_len;
+            if (found->rstrip) pos += leading_space_length(text.substr(pos));
         }
         return ids;
     }
@@ -423,7 +433,33 @@ private:
         std::uint32_t type_id = 0;
     };
 
+    struct AddedToken {
+        std::string content;
+        TokenId id = 0;
+        bool lstrip = false, rstrip = false;
+    };
+
     HfTokenizer() = default;
+
+    /// The byte offset where the trailing White_Space of `s` starts.
+    static std::size_t trailing_space_start(std::string_view s) {
+        std::size_t keep = 0;
+        for (std::size_t i = 0; i < s.size();) {
+            const char32_t c = detail::next_codepoint(s, i);
+            if (!detail::is_unicode_whitespace(c)) keep = i;
+        }
+        return keep;
+    }
+    /// The length in bytes of the leading White_Space of `s`.
+    static std::size_t leading_space_length(std::string_view s) {
+        std::size_t i = 0;
+        while (i < s.size()) {
+            std::size_t next = i;
+            if (!detail::is_unicode_whitespace(detail::next_codepoint(s, next))) break;
+            i = next;
+        }
+        return i;
+    }
 
     std::size_t content_budget(std::size_t max_length, bool pair) const {
         const std::size_t specials = num_special_tokens(pair);
@@ -693,7 +729,7 @@ private:
                 const std::string content = a["content"].get<std::string>();
                 if (content.empty()) continue;
                 const auto id = a["id"].get<TokenId>();
-                added_.emplace_back(content, id);
+                added_.push_back({content, id, flag(a, "lstrip", false), flag(a, "rstrip", false)});
                 if (id >= tokens_.size() || tokens_[id].empty()) add_token(content, id);
             }
         }
@@ -953,7 +989,7 @@ private:
     std::vector<PreTokenizer> pre_tokenizers_;
     std::vector<std::string> tokens_;
     std::unordered_map<std::string, TokenId> vocab_;
-    std::vector<std::pair<std::string, TokenId>> added_;
+    std::vector<AddedToken> added_;
     std::optional<TokenId> unk_;
     // Post-processing
     bool has_post_processor_ = false;
