@@ -173,9 +173,10 @@ nlohmann::json xlmr_from_spm(const fs::path& model, std::string* charsmap_out = 
             {"model", {{"type", "Unigram"}, {"unk_id", 3}, {"vocab", vocab}}}};
 }
 
-/// A tiny WordPiece tokenizer: word i of "w0 .. w9" has id i + 5, after the specials.
+/// A tiny WordPiece tokenizer: word i of "w0 .. w9" has id i + 5, after the specials;
+/// "##x" is 15 (so "w1xx" is three tokens).
 std::string tiny_bert(const std::string& post_processor, const std::string& extra = "") {
-    std::string vocab = R"("[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4)";
+    std::string vocab = R"("[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "##x": 15)";
     for (int i = 0; i < 10; ++i) vocab += ", \"w" + std::to_string(i) + "\": " + std::to_string(i + 5);
     return R"({"normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": )" + post_processor +
            extra + R"(, "model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {)" + vocab + "}}}";
@@ -516,8 +517,9 @@ TEST_CASE("Truncation: longest_first by hand, both long, one long, odd budget", 
         return std::pair<std::size_t, std::size_t>{n1, e.ids.size() - n1 - 3};
     };
     using P = std::pair<std::size_t, std::size_t>;
-    // Both long, odd budget 10 - 3 = 7 = 3 + 4. Both are first cut to max_length (10),
-    // so they tie and B gets the larger half whichever was longer.
+    // Both long, odd budget 10 - 3 = 7 = 3 + 4. Both are tokenized only up to the word
+    // that reaches max_length (10 one-token words here), so they tie and B gets the
+    // larger half whichever was longer.
     CHECK(lens(20, 30, 10) == P{3, 4});
     CHECK(lens(30, 20, 10) == P{3, 4});
     CHECK(lens(25, 25, 10) == P{3, 4});
@@ -535,6 +537,18 @@ TEST_CASE("Truncation: longest_first by hand, both long, one long, odd budget", 
     CHECK(lens(3, 4, 10) == P{3, 4});
     // Budget 0 (max_length = the specials): both empty.
     CHECK(lens(3, 4, 3) == P{0, 0});
+    // The early exit counts whole words: A = 4 words of 3 tokens stops at 12 tokens, B =
+    // 20 one-token words stops at 10, so A is "the longer" and gets the larger half
+    // (comparing the full lengths 12 < 20, or cutting both to 10, would give B 4).
+    const auto e = t.encode_pair("w1xx w1xx w1xx w1xx", words(20), 10);
+    CHECK(e.ids == Ids{2, 6, 15, 15, 6, 3, 5, 6, 7, 3});
+    CHECK(t.encode("w1xx w1xx w1xx w1xx", 10).size() == 12);
+    CHECK(t.encode("w1xx w1xx w1xx w1xx", 9).size() == 9);
+    CHECK(t.encode("w1xx w1xx w1xx w1xx", 0).size() == 12);
+    CHECK(t.encode(words(20), 10) == t.encode(words(10)));
+    // Added tokens are pre-tokens of their own for the early exit.
+    CHECK(t.encode("w1 [MASK] w2 w3", 2) == Ids{6, 4});
+    CHECK(t.encode("w1xx [MASK] w2 w3", 2) == Ids{6, 15, 15});
 }
 
 TEST_CASE("padding, truncation fields and pad token fallbacks", "[tokenizer-json]") {
