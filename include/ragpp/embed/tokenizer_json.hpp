@@ -272,11 +272,12 @@ public:
     /// Token ids of `text`, without special tokens.
     [[nodiscard]] std::vector<TokenId> encode(std::string_view text) const { return encode(text, 0); }
 
-    /// Token ids of `text`, stopping after the first pre-token (word, or added token)
-    /// at which there are `limit` ids or more (0: no limit). This is what HF tokenizers
-    /// does when truncation to max_length = limit is on (since PR #1990, 2026: an early
-    /// exit in the tokenization loop, direction right); it matters for pairs, where the
-    /// longer input is the one that reached the larger count.
+    /// Token ids of `text`, stopping after the first word (a pre-token the model
+    /// tokenized; added tokens count but are not a stopping point) at which there are
+    /// `limit` ids or more (0: no limit). This is what HF tokenizers does when
+    /// truncation to max_length = limit is on (since PR #1990, 2026: an early exit in
+    /// the tokenization loop, direction right); it matters for pairs, where the longer
+    /// input is the one that reached the larger count.
     [[nodiscard]] std::vector<TokenId> encode(std::string_view text, std::size_t limit) const {
         const std::size_t stop = limit == 0 ? std::numeric_limits<std::size_t>::max() : limit;
         std::vector<TokenId> ids;
@@ -302,8 +303,7 @@ public:
             std::size_t end_before = best;
             if (found->lstrip) end_before = pos + trailing_space_start(text.substr(pos, best - pos));
             if (encode_plain(text.substr(pos, end_before - pos), ids, stop)) break;
-            ids.push_back(found->id);
-            if (ids.size() >= stop) break;
+            ids.push_back(found->id);  // counted, but the early exit is only checked after words
             pos = best + best_len;
             if (found->rstrip) pos += leading_space_length(text.substr(pos));
         }
