@@ -290,19 +290,26 @@ TEST_CASE("Precompiled: bad blobs are FormatErrors naming the file and the field
     std::string bad_utf8 = hand_charsmap();
     bad_utf8.back() = '\xFF';
     fails(precompiled(base64(bad_utf8)));
-    // A trie unit pointing outside the array: found while normalizing, still a FormatError.
+    // A trie unit pointing outside the array (met when the ASCII entries are looked up
+    // at load), and a value beyond the strings.
     std::string wild = hand_charsmap();
     const std::uint32_t far = 0x61u | (1u << 8) | (100000u << 10);  // unit 97: offset 100000
     std::memcpy(&wild[4 + 97 * 4], &far, 4);                        // (little-endian host)
-    const auto t = HfTokenizer::from_string(precompiled(base64(wild)), "wild.json");
-    CHECK(t.normalize("b") == U"b");
-    CHECK_THROWS_AS(t.normalize("a"), ragpp::FormatError);
-    CHECK_THROWS_WITH(t.encode("a"), Contains("wild.json") && Contains("precompiled_charsmap"));
-    // A value beyond the strings.
+    fails(precompiled(base64(wild)));
     std::string far_value = hand_charsmap();
     const std::uint32_t v = 0x80000000u | 77u;
     std::memcpy(&far_value[4 + 225 * 4], &v, 4);
-    CHECK_THROWS_AS(HfTokenizer::from_string(precompiled(base64(far_value)), "v.json").normalize("a"), ragpp::FormatError);
+    fails(precompiled(base64(far_value)));
+    // Met only while normalizing: the 'a' node has no leaf (so the ASCII look-ups at
+    // load stop there) and a base of 97 ^ 1024 = 1121, beyond the 512 units: the next
+    // byte of "a" U+0301 (one cluster) leads outside.
+    std::string late = hand_charsmap();
+    const std::uint32_t a_far = 0x61u | (1024u << 10);
+    std::memcpy(&late[4 + 97 * 4], &a_far, 4);
+    const auto t = HfTokenizer::from_string(precompiled(base64(late)), "late.json");
+    CHECK(t.normalize("ab") == U"ab");
+    CHECK_THROWS_AS(t.normalize("a\xCC\x81"), ragpp::FormatError);
+    CHECK_THROWS_WITH(t.encode("a\xCC\x81"), Contains("late.json") && Contains("precompiled_charsmap"));
 }
 
 TEST_CASE("Precompiled: the nmt_nfkc charsmap of a real SentencePiece model", "[tokenizer-json]") {

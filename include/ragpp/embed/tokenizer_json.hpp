@@ -42,7 +42,7 @@
 // mark is dropped) but "Ć" for SentencePiece (the two-character key), and decomposed Hangul jamo (one cluster of 6+ bytes) stay
 // decomposed for HF but are composed by SentencePiece. Sizes are validated when
 // loading (FormatError naming the file); a corrupt trie whose units point outside the
-// array is a FormatError when met.
+// array is a FormatError when met (at load for the ASCII entries, looked up then).
 //
 // Known approximations (documented in docs/embedders.md): strip_accents decomposes
 // each character (NFD) and drops non-spacing marks without canonical reordering, which
@@ -142,6 +142,12 @@ public:
         normalized_.assign(blob.substr(4 + std::size_t{trie_bytes}));
         // The strings must be valid UTF-8 (HF refuses the map otherwise).
         if (encode_utf8(decode_utf8(normalized_)) != normalized_) bad("replacement strings are not valid UTF-8");
+        // The entries of the ASCII characters, looked up once (most clusters are one).
+        for (unsigned c = 1; c < 128; ++c) {
+            const char key = static_cast<char>(c);
+            const auto [len, rep] = prefix(std::string_view(&key, 1), 0, true);
+            if (len > 0) ascii_[c] = decode_utf8(rep);
+        }
     }
 
     /// The longest (or the shortest) prefix of `s` from byte `at` found in the trie:
@@ -201,6 +207,11 @@ public:
         out.reserve(s.size());
         std::string buf;
         for_each_grapheme(s, [&](std::size_t b, std::size_t e) {
+            if (e - b == 1 && s[b] < 0x80) {  // one ASCII character: the table
+                if (ascii_[s[b]]) out += *ascii_[s[b]];
+                else out.push_back(s[b]);
+                return;
+            }
             buf = encode_utf8(s.substr(b, e - b));
             if (buf.size() < 6) {
                 const auto [len, rep] = prefix(buf, 0, true);
@@ -239,6 +250,7 @@ private:
     std::string source_;
     std::vector<std::uint32_t> units_;
     std::string normalized_;
+    std::optional<std::u32string> ascii_[128];
 };
 
 }  // namespace detail
