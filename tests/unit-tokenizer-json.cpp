@@ -7,7 +7,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -170,9 +173,10 @@ nlohmann::json xlmr_from_spm(const fs::path& model, std::string* charsmap_out = 
             {"model", {{"type", "Unigram"}, {"unk_id", 3}, {"vocab", vocab}}}};
 }
 
-/// A tiny WordPiece tokenizer: word i of "w0 .. w9" has id i + 5, after the specials.
+/// A tiny WordPiece tokenizer: word i of "w0 .. w9" has id i + 5, after the specials;
+/// "##x" is 15 (so "w1xx" is three tokens).
 std::string tiny_bert(const std::string& post_processor, const std::string& extra = "") {
-    std::string vocab = R"("[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4)";
+    std::string vocab = R"("[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "[MASK]": 4, "##x": 15)";
     for (int i = 0; i < 10; ++i) vocab += ", \"w" + std::to_string(i) + "\": " + std::to_string(i + 5);
     return R"({"normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": )" + post_processor +
            extra + R"(, "model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {)" + vocab + "}}}";
@@ -198,14 +202,61 @@ std::string words(int n) {
 // --- Precompiled: the trie itself --------------------------------------------------
 
 TEST_CASE("Precompiled: a hand-built darts-clone trie is read with the right unit layout", "[tokenizer-json]") {
+    // SentencePiece's rule: the longest prefix at each position ("ab" -> "yz", "a" -> "x"),
+    // other characters copied whole.
+    const ragpp::detail::CharsMap map(hand_charsmap(), "hand");
+    CHECK(map.normalize_spm("abac") == "yzxc");
+    CHECK(map.normalize_spm("b") == "b");
+    CHECK(map.normalize_spm("\xC3\xA9" "a") == "\xC3\xA9x");  // é is not in the trie: copied as one character
+    CHECK(map.normalize_spm("") == "");
+    CHECK(map.normalize_spm(std::string("a\0b", 3)) == std::string("x\0b", 3));  // a NUL ends a key
+    CHECK(map.prefix("abc", 0) == std::pair<std::size_t, std::string_view>{2, "yz"});
+    CHECK(map.prefix("abc", 0, true) == std::pair<std::size_t, std::string_view>{1, "x"});
+    CHECK(map.prefix("ba", 0).first == 0);
+    // HF's rule (what HfTokenizer does): per grapheme cluster, so "ab" (two clusters)
+    // never matches as one key; a short cluster whose shortest prefix is a key is
+    // replaced whole (the accent of "a" U+0301 is dropped); a cluster of 6 bytes or
+    // more goes character by character.
     const auto t = HfTokenizer::from_string(precompiled(base64(hand_charsmap())), "hand.json");
-    // Longest prefix first: "ab" -> "yz"; "a" -> "x"; other characters copied whole.
-    CHECK(t.normalize("abac") == U"yzxc");
-    CHECK(t.normalize("b") == U"b");
-    CHECK(t.normalize("\xC3\xA9" "a") == U"\u00e9x");  // é is not in the trie: copied as one character
+    CHECK(t.normalize("abac") == U"xbxc");
+    CHECK(t.normalize("a\xCC\x81" "b") == U"xb");
+    CHECK(t.normalize("a\xCC\x81\xCC\x81\xCC\x81") == U"x\u0301\u0301\u0301");
+    CHECK(t.normalize("\xCC\x81" "a") == U"\u0301x");
+    CHECK(t.normalize("\xC3\xA9" "a") == U"\u00e9x");
     CHECK(t.normalize("") == U"");
-    // A NUL in the text ends a key, as in darts-clone: "a\0b" -> "x\0b".
     CHECK(t.normalize(std::string("a\0b", 3)) == std::u32string(U"x\0b", 3));
+}
+
+TEST_CASE("grapheme clusters match every case of GraphemeBreakTest.txt (UAX #29, Unicode 15.0)", "[tokenizer-json]") {
+    const char* path = "/usr/share/unicode/auxiliary/GraphemeBreakTest.txt";  // Debian's unicode-data
+    std::ifstream in(path);
+    if (!in) {
+        std::fprintf(stderr, "SKIPPED: %s is missing (install unicode-data)\n", path);
+        std::_Exit(4);
+    }
+    std::string line;
+    std::size_t cases = 0, failures = 0;
+    while (std::getline(in, line)) {
+        line = line.substr(0, line.find('#'));
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        std::istringstream fields(line);
+        std::string tok;
+        std::u32string text;
+        std::vector<std::size_t> expected;
+        while (fields >> tok) {
+            if (tok == "\xC3\xB7") expected.push_back(text.size());  // ÷ marks a boundary
+            else if (tok != "\xC3\x97") text.push_back(static_cast<char32_t>(std::stoul(tok, nullptr, 16)));
+        }
+        std::vector<std::size_t> got{0};
+        ragpp::detail::for_each_grapheme(text, [&](std::size_t, std::size_t e) { got.push_back(e); });
+        ++cases;
+        if (got != expected) {
+            ++failures;
+            UNSCOPED_INFO("mismatch: " << line);
+        }
+    }
+    CHECK(cases > 500);
+    CHECK(failures == 0);
 }
 
 TEST_CASE("Precompiled: bad blobs are FormatErrors naming the file and the field", "[tokenizer-json]") {
@@ -239,19 +290,26 @@ TEST_CASE("Precompiled: bad blobs are FormatErrors naming the file and the field
     std::string bad_utf8 = hand_charsmap();
     bad_utf8.back() = '\xFF';
     fails(precompiled(base64(bad_utf8)));
-    // A trie unit pointing outside the array: found while normalizing, still a FormatError.
+    // A trie unit pointing outside the array (met when the ASCII entries are looked up
+    // at load), and a value beyond the strings.
     std::string wild = hand_charsmap();
     const std::uint32_t far = 0x61u | (1u << 8) | (100000u << 10);  // unit 97: offset 100000
     std::memcpy(&wild[4 + 97 * 4], &far, 4);                        // (little-endian host)
-    const auto t = HfTokenizer::from_string(precompiled(base64(wild)), "wild.json");
-    CHECK(t.normalize("b") == U"b");
-    CHECK_THROWS_AS(t.normalize("a"), ragpp::FormatError);
-    CHECK_THROWS_WITH(t.encode("a"), Contains("wild.json") && Contains("precompiled_charsmap"));
-    // A value beyond the strings.
+    fails(precompiled(base64(wild)));
     std::string far_value = hand_charsmap();
     const std::uint32_t v = 0x80000000u | 77u;
     std::memcpy(&far_value[4 + 225 * 4], &v, 4);
-    CHECK_THROWS_AS(HfTokenizer::from_string(precompiled(base64(far_value)), "v.json").normalize("a"), ragpp::FormatError);
+    fails(precompiled(base64(far_value)));
+    // Met only while normalizing: the 'a' node has no leaf (so the ASCII look-ups at
+    // load stop there) and a base of 97 ^ 1024 = 1121, beyond the 512 units: the next
+    // byte of "a" U+0301 (one cluster) leads outside.
+    std::string late = hand_charsmap();
+    const std::uint32_t a_far = 0x61u | (1024u << 10);
+    std::memcpy(&late[4 + 97 * 4], &a_far, 4);
+    const auto t = HfTokenizer::from_string(precompiled(base64(late)), "late.json");
+    CHECK(t.normalize("ab") == U"ab");
+    CHECK_THROWS_AS(t.normalize("a\xCC\x81"), ragpp::FormatError);
+    CHECK_THROWS_WITH(t.encode("a\xCC\x81"), Contains("late.json") && Contains("precompiled_charsmap"));
 }
 
 TEST_CASE("Precompiled: the nmt_nfkc charsmap of a real SentencePiece model", "[tokenizer-json]") {
@@ -269,6 +327,14 @@ TEST_CASE("Precompiled: the nmt_nfkc charsmap of a real SentencePiece model", "[
     CHECK(t.normalize("caf\xC3\xA9") == U"caf\u00e9");
     // Unchanged text stays unchanged.
     CHECK(t.normalize("De Kamer, le ministre.") == U"De Kamer, le ministre.");
+    // Where HF (per grapheme cluster, shortest prefix) and SentencePiece (longest match)
+    // differ: a full-width letter with a combining mark, decomposed Hangul jamo.
+    const ragpp::detail::CharsMap map(charsmap, "nfkc");
+    CHECK(t.normalize("\xEF\xBC\xA3\xCC\x81") == U"C");                    // Ｃ U+0301, HF
+    CHECK(map.normalize_spm("\xEF\xBC\xA3\xCC\x81") == "\xC4\x86");         // Ć: a key of its own, SentencePiece
+    CHECK(t.normalize("\xE1\x84\x80\xE1\x85\xA1") == U"\u1100\u1161");       // ᄀ ᅡ stay, HF
+    CHECK(map.normalize_spm("\xE1\x84\x80\xE1\x85\xA1") == "\xEA\xB0\x80");  // 가, SentencePiece
+    CHECK(map.normalize_spm("cafe\xCC\x81 \xEF\xAC\x81") == "caf\xC3\xA9 fi");
 }
 
 // --- Unigram + Precompiled: XLM-R conversion of the spm model ----------------------
@@ -458,11 +524,15 @@ TEST_CASE("Truncation: longest_first by hand, both long, one long, odd budget", 
         return std::pair<std::size_t, std::size_t>{n1, e.ids.size() - n1 - 3};
     };
     using P = std::pair<std::size_t, std::size_t>;
-    // Both long, even budget 10 - 3 = 7... odd: 7 = 3 + 4, the longer (or B at equal
-    // lengths) gets the larger half.
+    // Both long, odd budget 10 - 3 = 7 = 3 + 4. Both are tokenized only up to the word
+    // that reaches max_length (10 one-token words here), so they tie and B gets the
+    // larger half whichever was longer.
     CHECK(lens(20, 30, 10) == P{3, 4});
-    CHECK(lens(30, 20, 10) == P{4, 3});
+    CHECK(lens(30, 20, 10) == P{3, 4});
     CHECK(lens(25, 25, 10) == P{3, 4});
+    // Only A beyond max_length: A (cut to 10) is the longer, it gets the larger half.
+    CHECK(lens(30, 9, 10) == P{4, 3});
+    CHECK(lens(9, 30, 10) == P{3, 4});
     // Even budget 8: 4 + 4.
     CHECK(lens(20, 30, 11) == P{4, 4});
     // One long: the short one stays whole, the long one takes the rest.
@@ -474,6 +544,23 @@ TEST_CASE("Truncation: longest_first by hand, both long, one long, odd budget", 
     CHECK(lens(3, 4, 10) == P{3, 4});
     // Budget 0 (max_length = the specials): both empty.
     CHECK(lens(3, 4, 3) == P{0, 0});
+    // The early exit counts whole words: A = 4 words of 3 tokens stops at 12 tokens, B =
+    // 20 one-token words stops at 10, so A is "the longer" and gets the larger half
+    // (comparing the full lengths 12 < 20, or cutting both to 10, would give B 4).
+    const auto e = t.encode_pair("w1xx w1xx w1xx w1xx", words(20), 10);
+    CHECK(e.ids == Ids{2, 6, 15, 15, 6, 3, 5, 6, 7, 3});
+    CHECK(t.encode("w1xx w1xx w1xx w1xx", 10).size() == 12);
+    CHECK(t.encode("w1xx w1xx w1xx w1xx", 9).size() == 9);
+    CHECK(t.encode("w1xx w1xx w1xx w1xx", 0).size() == 12);
+    CHECK(t.encode(words(20), 10) == t.encode(words(10)));
+    // Added tokens count, but the exit is only checked after a word the model
+    // tokenized (as measured on the tokenizers 0.23.2 binary).
+    const auto added = HfTokenizer::from_string(
+        tiny_bert(bert_template, R"(, "added_tokens": [{"id": 4, "content": "[MASK]", "special": true}])"));
+    CHECK(added.encode("w1 [MASK] w2 w3", 2) == Ids{6, 4, 7});
+    CHECK(added.encode("w1 [MASK] [MASK] w2 w3", 2) == Ids{6, 4, 4, 7});
+    CHECK(added.encode("w1xx [MASK] w2 w3", 2) == Ids{6, 15, 15});
+    CHECK(t.encode("w1 [MASK] w2 w3", 2) == Ids{6, 4});  // without added_tokens "[MASK]" is a word
 }
 
 TEST_CASE("padding, truncation fields and pad token fallbacks", "[tokenizer-json]") {
@@ -524,4 +611,110 @@ TEST_CASE("Replace Regex ' {2,}' collapses runs of spaces only, other regexes ar
     CHECK_THROWS_AS(HfTokenizer::from_string(
                         with_normalizer(R"({"type": "Replace", "pattern": {"Regex": " {3,}"}, "content": " "})")),
                     ragpp::UnsupportedError);
+}
+
+// --- the reference fixtures (tests/fixtures/transformer/, branch neural-ref) -------
+
+namespace {
+fs::path fixture(const std::string& relative) { return fs::path(RAGPP_SOURCE_DIR) / "tests/fixtures/transformer" / relative; }
+nlohmann::json read_json(const fs::path& p) {
+    INFO("reading " << p.string());
+    REQUIRE(fs::exists(p));
+    return nlohmann::json::parse(ragpp_test::read_file(p));
+}
+}  // namespace
+
+TEST_CASE("wordpiece_real.json: the real uncased vocab on hard texts, ids of an independent Python WordPiece",
+          "[tokenizer-json]") {
+    const auto j = read_json(fixture("wordpiece_real.json"));
+    const auto t = HfTokenizer::from_file(ragpp_test::require_shared("fixtures/" + j.at("tokenizer").get<std::string>()));
+    std::size_t n = 0;
+    for (const auto& c : j.at("cases")) {
+        const auto text = c.at("text").get<std::string>();
+        INFO("text: " << text);
+        CHECK(t.encode(text) == c.at("ids").get<Ids>());
+        ++n;
+    }
+    CHECK(n >= 10);
+}
+
+TEST_CASE("unigram_real.json: XLM-R conversion of the spm model, ids of python3-sentencepiece", "[tokenizer-json]") {
+    const auto j = read_json(fixture("unigram_real.json"));
+    // The committed conversion, and the one made here from the .model file.
+    const auto committed = HfTokenizer::from_file(fixture(j.at("tokenizer").get<std::string>()));
+    const auto here = HfTokenizer::from_string(xlmr_from_spm(ragpp_test::require_shared(spm_model)).dump(), "xlmr.json");
+    std::size_t n = 0;
+    for (const auto& c : j.at("cases")) {
+        const auto text = c.at("text").get<std::string>();
+        const auto want = c.at("ids").get<Ids>();
+        INFO("text: " << text);
+        CHECK(committed.encode(text) == want);
+        CHECK(here.encode(text) == want);
+        ++n;
+    }
+    CHECK(n >= 5);
+    CHECK(committed.vocab_size() == here.vocab_size());
+    // Added tokens: <mask> has lstrip (it takes the space before it), </s> has not (the
+    // space before it is a "▁" piece of its own, as in HF).
+    const auto mask = committed.token_to_id("<mask>");
+    REQUIRE(mask.has_value());
+    Ids want = committed.encode("De Kamer");
+    want.push_back(*mask);
+    CHECK(committed.encode("De Kamer  <mask>") == want);
+    want = committed.encode("De Kamer ");
+    CHECK(want.back() == *committed.token_to_id("\xE2\x96\x81"));
+    want.push_back(2);
+    CHECK(committed.encode("De Kamer </s>") == want);
+}
+
+TEST_CASE("ce-bert and ce-xlmr expected.json: pair tokens and type ids after longest_first truncation",
+          "[tokenizer-json]") {
+    for (const char* model : {"ce-bert", "ce-xlmr"}) {
+        INFO("model " << model);
+        const auto t = HfTokenizer::from_file(fixture(std::string(model) + "/tokenizer.json"));
+        const auto max_length = read_json(fixture(std::string(model) + "/tokenizer_config.json")).at("model_max_length").get<std::size_t>();
+        CHECK(max_length == 40);
+        const auto j = read_json(fixture(std::string(model) + "/expected.json"));
+        const auto& pairs = j.at("pairs");
+        REQUIRE(pairs.size() == j.at("tokens").size());
+        REQUIRE(pairs.size() == j.at("type_ids").size());
+        bool truncated = false;
+        for (std::size_t i = 0; i < pairs.size(); ++i) {
+            const auto a = pairs[i].at(0).get<std::string>(), b = pairs[i].at(1).get<std::string>();
+            INFO("pair " << i << ": " << a << " | " << b);
+            const auto e = t.encode_pair(a, b, max_length);
+            CHECK(e.ids == j.at("tokens")[i].get<Ids>());
+            CHECK(e.type_ids == j.at("type_ids")[i].get<TypeIds>());
+            truncated = truncated || t.encode_pair(a, b).ids.size() > max_length;
+        }
+        CHECK(truncated);  // the fixture exercises truncation
+    }
+}
+
+TEST_CASE("embedder fixtures' expected.json: single texts with specials, truncated to max_seq_length",
+          "[tokenizer-json]") {
+    for (const char* model : {"bert-mean", "bert-cls-f16", "bert-max-bf16", "bert-sqrtlen", "xlmr-mean"}) {
+        INFO("model " << model);
+        const auto t = HfTokenizer::from_file(fixture(std::string(model) + "/tokenizer.json"));
+        const auto max_length =
+            read_json(fixture(std::string(model) + "/sentence_bert_config.json")).at("max_seq_length").get<std::size_t>();
+        const auto j = read_json(fixture(std::string(model) + "/expected.json"));
+        REQUIRE(j.at("texts").size() == j.at("tokens").size());
+        bool truncated = false;
+        for (std::size_t i = 0; i < j.at("texts").size(); ++i) {
+            const auto text = j.at("texts")[i].get<std::string>();
+            INFO("text " << i << ": " << text);
+            const auto e = t.encode_special(text, max_length);
+            CHECK(e.ids == j.at("tokens")[i].get<Ids>());
+            CHECK(e.type_ids == TypeIds(e.ids.size(), 0));
+            truncated = truncated || t.encode_special(text).ids.size() > max_length;
+        }
+        CHECK(truncated);
+        if (j.contains("query_tokens")) {  // E5-style prompt: the prompt is prepended to the text
+            const auto prompt = j.at("query_prompt").get<std::string>();
+            for (std::size_t i = 0; i < j.at("texts").size(); ++i)
+                CHECK(t.encode_special(prompt + j.at("texts")[i].get<std::string>(), max_length).ids ==
+                      j.at("query_tokens")[i].get<Ids>());
+        }
+    }
 }

