@@ -113,7 +113,7 @@ add_test(NAME cli.ask.min_confidence COMMAND ragpp_cli ask ${_eval_out}/index --
 set_tests_properties(cli.ask.min_confidence PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION "<<<EVIDENCE")
 add_test(NAME cli.ask.bad_rerank COMMAND ragpp_cli ask ${_eval_out}/index --rerank cross "x")
 set_tests_properties(cli.ask.bad_rerank PROPERTIES FIXTURES_REQUIRED cli_small_index
-  PASS_REGULAR_EXPRESSION "--rerank 'cross' is not none, proximity or softmatch")
+  PASS_REGULAR_EXPRESSION "--rerank 'cross' is not none, proximity, softmatch or cross-encoder:DIR")
 # A document written to forge a source, close the block and pose as the system: its
 # lines stay quoted, its markers and delimiters neutralised.
 add_test(NAME cli.ask.forgery.index COMMAND ragpp_cli index ${_eval_data}/forgery --out ${_eval_out}/forgery --quiet)
