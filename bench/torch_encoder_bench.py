@@ -15,7 +15,7 @@ The printed line says which core OpenBLAS used ("openblas_core").
    tokenizer_config.json, modules.json, sentence_bert_config.json (max_seq_length 128),
    1_Pooling (mean), 2_Normalize.
 2. Unless MODEL_DIR/passages_128.json exists, writes it: the first N SciFact passages
-   (/work/shared/data/scifact/corpus.jsonl, field "text") with at least 126 WordPiece tokens,
+   (../shared/data/scifact/corpus.jsonl, or $RAGPP_SHARED_DIR, field "text") with at least 126 WordPiece tokens,
    tokenized by the WordPiece oracle of scripts/gen_transformer_fixtures.py and cut to
    exactly 128 ids with [CLS] and [SEP] (what sentence-transformers gives at max_seq_length
    128), so every batch is full and unpadded.
@@ -50,7 +50,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 import gen_transformer_fixtures as ref  # noqa: E402
 
-SCIFACT = "/work/shared/data/scifact/corpus.jsonl"
+SHARED = os.environ.get("RAGPP_SHARED_DIR",
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared"))
+SCIFACT = os.path.join(SHARED, "data", "scifact", "corpus.jsonl")
 SEQ = 128
 # The shared tokenizer.json renumbers the vocab without BERT's [unused] pieces ([CLS] is 2,
 # [SEP] 3), but its TemplateProcessing "special_tokens" still say 101 / 102 (the ids of the
