@@ -76,6 +76,19 @@ set_tests_properties(cli.search.json PROPERTIES FIXTURES_REQUIRED cli_small_inde
 add_test(NAME cli.search.filter COMMAND ragpp_cli search ${_eval_out}/index --filter type=amendment "notice period")
 set_tests_properties(cli.search.filter PROPERTIES FIXTURES_REQUIRED cli_small_index
   PASS_REGULAR_EXPRESSION "1\\. contracts/amendment-2025.md:7" FAIL_REGULAR_EXPRESSION "mx200.md")
+# Issue 13: a query without any term is refused (no vector neighbours of an empty text);
+# without --mode the hashing index searches with bm25 only (the trace has no vector rank).
+add_test(NAME cli.search.empty_query COMMAND ragpp_cli search ${_eval_out}/index "")
+set_tests_properties(cli.search.empty_query PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "has no searchable term")
+add_test(NAME cli.search.stop_words_only COMMAND ragpp_cli search ${_eval_out}/index "the of ?")
+set_tests_properties(cli.search.stop_words_only PROPERTIES FIXTURES_REQUIRED cli_small_index WILL_FAIL ON)
+add_test(NAME cli.search.default_mode COMMAND ragpp_cli search ${_eval_out}/index --k 1 "notice period")
+set_tests_properties(cli.search.default_mode PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "bm25 #1 \\([0-9.]+\\)   vector -")
+add_test(NAME cli.search.bad_field_weights COMMAND ragpp_cli search ${_eval_out}/index --field-weights 1,2 "x")
+set_tests_properties(cli.search.bad_field_weights PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "needs three numbers")
 add_test(NAME cli.search.missing_index COMMAND ragpp_cli search ${_eval_out}/no-such-index "x")
 set_tests_properties(cli.search.missing_index PROPERTIES PASS_REGULAR_EXPRESSION "cannot open '.*no-such-index/manifest.json'")
 add_test(NAME cli.eval.small
