@@ -111,7 +111,8 @@ add_test(NAME cli.ask.evidence COMMAND ragpp_cli ask ${_eval_out}/index "What is
 set_tests_properties(cli.ask.evidence PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
   "<<<EVIDENCE [0-9a-f]+>>>\n\\[1\\] contracts/mx200.md:3, Maintenance contract MX-200 > Notice period\n<<<SOURCE 1 [0-9a-f]+>>>\n> Either party.*\\[2\\] contracts/amendment-2025.md:7, Amendment 2025 to contract MX-200 > Notice \\(date 2025-03-01\\)\n<<<SOURCE 2 [0-9a-f]+>>>\n> From 1 March 2025 the notice period of the contract is reduced to two months.*Sources \\[1\\], \\[2\\].* differ in date.*Question: What is the notice period")
 # An unanswerable question: a refusal naming the best passage and why.
-add_test(NAME cli.ask.refusal COMMAND ragpp_cli ask ${_eval_out}/index "What is the capital of Peru?")
+# Hybrid: vector search always finds a nearest passage, which the refusal names.
+add_test(NAME cli.ask.refusal COMMAND ragpp_cli ask ${_eval_out}/index --mode hybrid "What is the capital of Peru?")
 set_tests_properties(cli.ask.refusal PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
   "No answer: .*confidence 0\\.[0-9]+ < 0\\.450.*\nBest passage found: [^\n]+\nWhy it was not enough:\n  - 3 of 3 question words do not occur in it: What, capital, Peru"
   FAIL_REGULAR_EXPRESSION "<<<EVIDENCE")
@@ -122,7 +123,12 @@ add_test(NAME cli.ask.json_refusal COMMAND ragpp_cli ask ${_eval_out}/index --js
 set_tests_properties(cli.ask.json_refusal PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
   "\"answered\": false.*\"reasons\": \\[")
 # --min-confidence 0 never refuses.
-add_test(NAME cli.ask.min_confidence COMMAND ragpp_cli ask ${_eval_out}/index --min-confidence 0 "What is the capital of Peru?")
+# The default mode with the hashing embedder is bm25: no passage has a word of the question.
+add_test(NAME cli.ask.refusal_default_mode COMMAND ragpp_cli ask ${_eval_out}/index "What is the capital of Peru?")
+set_tests_properties(cli.ask.refusal_default_mode PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
+  "No answer: .*confidence 0\\.000 < 0\\.450.*\nWhy it was not enough:\n  - no passage of the index matches the question"
+  FAIL_REGULAR_EXPRESSION "<<<EVIDENCE")
+add_test(NAME cli.ask.min_confidence COMMAND ragpp_cli ask ${_eval_out}/index --mode hybrid --min-confidence 0 "What is the capital of Peru?")
 set_tests_properties(cli.ask.min_confidence PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION "<<<EVIDENCE")
 add_test(NAME cli.ask.bad_rerank COMMAND ragpp_cli ask ${_eval_out}/index --rerank cross "x")
 set_tests_properties(cli.ask.bad_rerank PROPERTIES FIXTURES_REQUIRED cli_small_index
