@@ -24,7 +24,7 @@ int main() {
     const ragpp::FrenchAnalyzer french;
     const auto doc = ragpp::analyze(french, text);
     std::printf("\nquery terms shared with the document (french):\n");
-    for (const char* query : {"MX-200", "mx200", "MX 200", "preavis", "lavenant"}) {
+    for (const char* query : {"MX-200", "mx200", "MX 200", "preavis", "l'avenant"}) {
         std::vector<std::string> shared;
         for (const auto& t : ragpp::analyze(french, query))
             if (std::find(doc.begin(), doc.end(), t) != doc.end()) shared.push_back(t);

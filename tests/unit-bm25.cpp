@@ -454,16 +454,17 @@ TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the fil
     SECTION("foreign files, other versions, other analyzers") {
         expect_format_error("", "not a ragpp BM25 index");
         expect_format_error("{\"not\": \"an index\"}\n", "not a ragpp BM25 index");
-        std::string v2 = good;
-        v2[8] = 2;
-        expect_format_error(v2, "version 2");
+        std::string v3 = good;
+        v3[8] = 3;
+        expect_format_error(v3, "version 3");
+        expect_format_error(v3, "rebuild the index");
         CHECK_THROWS_AS(BM25Index<OtherAnalyzer>::from_bytes(good), ragpp::FormatError);
         CHECK_THROWS_WITH(BM25Index<OtherAnalyzer>::from_bytes(good), Catch::Contains("'whitespace'") && Catch::Contains("'other'"));
         CHECK(Index::from_bytes(good).size() == 38);
     }
     SECTION("a consistent checksum over inconsistent content is still refused") {
-        // Payload: str analyzer (4 + 10) | u8 variant | 4 x f64 | u64 slots | slot 0: u8 live, u32 length.
-        const std::size_t header = 28, len0 = header + 4 + 10 + 1 + 32 + 8 + 1;
+        // Payload: str analyzer (4 + 10) | u8 variant | 8 x f64 | u64 slots | slot 0: u8 live, u32 length.
+        const std::size_t header = 28, len0 = header + 4 + 10 + 1 + 64 + 8 + 1;
         std::string b = good;
         b[len0] = static_cast<char>(b[len0] + 1);  // document 0 one term longer than its postings
         const auto sum = ragpp::detail::bm25::fnv1a64(std::string_view(b).substr(header));
@@ -500,4 +501,255 @@ TEST_CASE("BM25 save and load check the analyzer by name", "[bm25][persistence]"
     CHECK(BM25Index<ragpp::EnglishAnalyzer>::from_bytes(bytes).search("run", 5) == english.search("run", 5));
     CHECK_THROWS_WITH(BM25Index<ragpp::FrenchAnalyzer>::from_bytes(bytes, "x.bm25"),
                       Catch::Contains("'english'") && Catch::Contains("'french'") && Catch::Contains("x.bm25"));
+}
+
+// --- fields (BM25F) ------------------------------------------------------------------
+
+namespace {
+
+/// A chunk-like document: fields from "source" and "heading_path" (bm25_document_fields).
+Document fielded(std::string text, std::string source, std::vector<std::string> headings, std::string title = {}) {
+    Document d{"", std::move(text), {}};
+    d.metadata["source"] = std::move(source);
+    d.metadata["heading_path"] = std::move(headings);
+    if (!title.empty()) d.metadata["title"] = std::move(title);
+    return d;
+}
+
+ragpp::FieldWeights weights(double t, double h, double p) { return ragpp::FieldWeights{t, h, p}; }
+
+}  // namespace
+
+TEST_CASE("BM25F fields come from chunk metadata, other documents have none", "[bm25][fields]") {
+    const auto f = ragpp::bm25_document_fields(fielded("x", "help/policy/CMP0077.rst", {"CMP0077", "Details", "More"}));
+    CHECK(f[0] == "CMP0077");
+    CHECK(f[1] == "Details\nMore");
+    CHECK(f[2] == "help policy CMP0077");
+    const auto g = ragpp::bm25_document_fields(fielded("x", "notes.v2/README", {"Intro"}, "My title"));
+    CHECK(g[0] == "My title");
+    CHECK(g[1] == "Intro");
+    CHECK(g[2] == "notes.v2 README");
+    // No title, no heading: the file name is the title (CMake's module stubs).
+    CHECK(ragpp::bm25_document_fields(fielded("x", "module/FetchContent.rst", {}))[0] == "FetchContent");
+    CHECK(ragpp::bm25_title_key("  CMAKE_CXX_Standard. ") == "\x1f" "cmake_cxx_standard");
+    CHECK(ragpp::bm25_title_key("option()") == "\x1f" "option");
+    CHECK(ragpp::bm25_title_key("Policies   Introduced\nby") == "\x1f" "policies introduced by");
+    CHECK(ragpp::bm25_title_key(" (?) ").empty());
+    Document beir{"d1", "text", {}};
+    beir.metadata["title"] = std::string("A title");
+    CHECK(ragpp::bm25_document_fields(beir) == std::array<std::string, 3>{});
+}
+
+TEST_CASE("BM25F scores computed by hand", "[bm25][fields]") {
+    Index index;  // lucene, k1 1.2, b 0.75, title 3, headings 1, path 1, field_b 0.5
+    index.add_document(0, fielded("a b", "x/a.md", {"c"}));          // title "c"
+    index.add_document(1, fielded("c c c", "y/z.md", {"a", "a b"}));  // title "a", headings "a b"
+    index.add_document(2, doc("b"));
+    REQUIRE(index.fielded_size() == 2);
+    CHECK(index.field_length(0, 1) == 2);  // "a" and its title key
+    CHECK(index.field_length(1, 1) == 2);
+    CHECK(index.field_length(2, 0) == 2);
+    CHECK(index.field_term_frequency(0, "a", 1) == 1);
+    CHECK(index.document_frequency("a") == 1);  // the body's
+    // avgdl = 6/3 = 2; title: avg 2 (docs 0, 1: a word and the title key); headings: avg 2
+    // (doc 1); path: avg 2 (x a, y z).
+    // "a": in doc 0 (body 1, path 1) and doc 1 (title 1, headings 1): df 2 of N 3,
+    // idf = ln(1 + 1.5 / 2.5) = ln 1.6.
+    // doc 0: x = 1 / (0.25 + 0.75 * 2/2) + 1 * 1 / (0.5 + 0.5 * 2/2) = 1 + 1 = 2
+    // doc 1: x = 3 * 1 / (0.5 + 0.5 * 2/2) + 1 * 1 / (0.5 + 0.5 * 2/2) = 3 + 1 = 4
+    const double idf = std::log(1.6);
+    const auto hits = index.search_terms(std::vector<std::string>{"a"}, 10);
+    REQUIRE(hits.size() == 2);
+    CHECK(hits[0].id == 1);
+    CHECK(hits[0].score == Approx(idf * 4.0 / (4.0 + 1.2)).epsilon(1e-7));
+    CHECK(hits[1].id == 0);
+    CHECK(hits[1].score == Approx(idf * 2.0 / (2.0 + 1.2)).epsilon(1e-7));
+    // search() adds the query's title key "\x1fa", which only doc 1's title has:
+    // df 1, idf ln(1 + 2.5 / 1.5), x = 3 * 1 / 1.
+    CHECK(index.query_terms("a") == std::vector<std::string>{"a", "\x1f" "a"});
+    const auto keyed = index.search("a", 10);
+    REQUIRE(keyed.size() == 2);
+    CHECK(keyed[0].id == 1);
+    CHECK(keyed[0].score == Approx(idf * 4.0 / 5.2 + std::log(1 + 2.5 / 1.5) * 3.0 / 4.2).epsilon(1e-7));
+    CHECK(keyed[1].score == hits[1].score);
+    // Per-query weights, no rebuild: title 0 and path 0 leave doc 1's headings and doc 0's body.
+    SearchOptions o;
+    o.field_weights = weights(0, 1, 0);
+    const auto h = index.search("a", 10, o);
+    REQUIRE(h.size() == 2);
+    CHECK(h[0].id == 0);  // x = 1 (body) against 1 (headings): tie by id
+    CHECK(h[0].score == Approx(idf * 1.0 / 2.2).epsilon(1e-7));
+    CHECK(h[1].score == h[0].score);
+    // Every field weight 0: the unfielded BM25 of the body alone.
+    o.field_weights = weights(0, 0, 0);
+    const auto plain = index.search("a", 10, o);
+    REQUIRE(plain.size() == 1);
+    CHECK(plain[0].id == 0);
+    CHECK(plain[0].score == Approx(std::log(1 + 2.5 / 1.5) / 2.2).epsilon(1e-7));
+    o.field_weights = weights(-1, 0, 0);
+    CHECK_THROWS_AS((void)index.search("a", 10, o), ragpp::InvalidArgument);
+    auto p = index.params();
+    p.field_b = 1.5;
+    CHECK_THROWS_AS(index.set_params(p), ragpp::InvalidArgument);
+}
+
+TEST_CASE("BM25F leaves documents without fields exactly as unfielded BM25 scores them", "[bm25][fields]") {
+    const auto seed = GENERATE(take(5, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
+    RandomCorpus rc(seed, 50);
+    Index a, b;
+    auto p = b.params();
+    p.field_weights = weights(7, 2, 5);
+    b.set_params(p);
+    for (int i = 0; i < 200; ++i) {
+        const auto text = rc.text(20);
+        a.add_document(doc(text));
+        Document d = doc(text);
+        d.metadata["title"] = std::string("t1 t2");  // a title alone (BEIR) is not a field
+        b.add_document(d);
+    }
+    CHECK(b.fielded_size() == 0);
+    for (int q = 0; q < 20; ++q) {
+        const auto query = rc.text(4);
+        CHECK(a.search(query, 10) == b.search(query, 10));
+    }
+}
+
+TEST_CASE("BM25F MaxScore returns exactly what the exhaustive scorer returns", "[bm25][fields][pruning]") {
+    const auto seed = GENERATE(take(10, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
+    RandomCorpus rc(seed, 200);
+    Index index;
+    const std::size_t n = 300 + rc.pick(300);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (rc.pick(4) == 0) {
+            index.add_document(doc(rc.text(40)));  // some documents without fields
+        } else {
+            std::vector<std::string> hp;
+            for (std::size_t h = rc.pick(4); h > 0; --h) hp.push_back(rc.text(3));
+            index.add_document(fielded(rc.text(40), "dir/" + rc.term() + ".md", hp, rc.pick(3) == 0 ? rc.text(4) : ""));
+        }
+    }
+    for (std::size_t i = 0; i < n / 10; ++i) {
+        const auto id = static_cast<DocId>(rc.pick(n));
+        if (index.contains(id)) index.remove_document(id);
+    }
+    std::size_t pruned_runs = 0, fewer = 0;
+    for (BM25Variant v : ragpp::bm25_variants) {
+        set_variant(index, v);
+        for (int q = 0; q < 25; ++q) {
+            std::vector<std::string> terms;
+            const auto m = 1 + rc.pick(6);
+            for (std::size_t i = 0; i < m; ++i) terms.push_back(rc.term());
+            const std::size_t k = std::vector<std::size_t>{1, 3, 10, 50, 1000}[rc.pick(5)];
+            SearchOptions o;
+            if (q % 3 == 1) o.k1 = std::vector<double>{0.0, 0.5, 2.0}[rc.pick(3)];
+            if (q % 3 == 2) o.b = std::vector<double>{0.0, 0.3, 1.0}[rc.pick(3)];
+            if (q % 2 == 1) {
+                const std::vector<double> ws{0.0, 0.5, 1.0, 4.0, 20.0};
+                o.field_weights = weights(ws[rc.pick(5)], ws[rc.pick(5)], ws[rc.pick(5)]);
+            }
+            if (q % 4 == 3) {
+                DocSet allowed(n);
+                for (std::size_t i = 0; i < n; ++i)
+                    if (rc.pick(3) == 0) allowed.set(static_cast<DocId>(i));
+                o.allowed = std::make_shared<const DocSet>(std::move(allowed));
+            }
+            BM25SearchStats pruned, oracle;
+            const auto slow = index.search_terms(terms, k, o, BM25Strategy::exhaustive, &oracle);
+            const auto fast = index.search_terms(terms, k, o, BM25Strategy::maxscore, &pruned);
+            INFO(ragpp::to_string(v) << " k " << k << " query " << terms.size() << " terms");
+            REQUIRE(fast == slow);
+            REQUIRE(index.search_terms(terms, k, o, BM25Strategy::automatic) == slow);
+            REQUIRE(index.search_terms(terms, k, o, BM25Strategy::accumulate) == slow);
+            CHECK(sorted_best_first(fast));
+            const bool every_doc = v == BM25Variant::rank_bm25_l || v == BM25Variant::rank_bm25_plus;
+            if (!every_doc) {
+                CHECK(pruned.algorithm == ragpp::BM25Algorithm::maxscore);
+                CHECK(pruned.scored <= oracle.scored);
+                ++pruned_runs;
+                if (pruned.scored < oracle.scored) ++fewer;
+            }
+        }
+    }
+    CHECK(fewer * 2 > pruned_runs);
+}
+
+TEST_CASE("BM25F live updates, save and load equal an index rebuilt from scratch", "[bm25][fields][updates]") {
+    const auto seed = GENERATE(take(10, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
+    RandomCorpus rc(seed, 40);
+    auto make = [&]() {
+        std::vector<std::string> hp;
+        for (std::size_t h = rc.pick(3); h > 0; --h) hp.push_back(rc.text(3));
+        return rc.pick(3) == 0 ? doc(rc.text(12)) : fielded(rc.text(12), "d/" + rc.term() + ".rst", hp);
+    };
+    Index live;
+    std::map<DocId, Document> truth;
+    DocId next = 0;
+    for (int op = 0; op < 150; ++op) {
+        const auto r = rc.pick(10);
+        if (r < 5 || truth.empty()) {
+            const DocId id = next++;
+            truth[id] = make();
+            live.add_document(id, truth[id]);
+        } else {
+            auto it = truth.begin();
+            std::advance(it, static_cast<std::ptrdiff_t>(rc.pick(truth.size())));
+            if (r < 8) {
+                live.remove_document(it->first);
+                truth.erase(it);
+            } else {
+                it->second = make();
+                live.update_document(it->first, it->second);
+            }
+        }
+    }
+    Index rebuilt;
+    std::size_t with_fields = 0;
+    for (const auto& [id, d] : truth) {
+        rebuilt.add_document(id, d);
+        with_fields += d.metadata.empty() ? 0 : 1;
+    }
+    const Index loaded = Index::from_bytes(live.to_bytes());
+    INFO("seed " << seed);
+    CHECK(live.fielded_size() == with_fields);
+    CHECK(loaded.fielded_size() == with_fields);
+    CHECK(Index::from_bytes(loaded.to_bytes()).to_bytes() == loaded.to_bytes());  // ids follow the file
+    for (BM25Variant v : ragpp::bm25_variants) {
+        set_variant(live, v);
+        set_variant(rebuilt, v);
+        Index reloaded = Index::from_bytes(live.to_bytes());
+        for (int q = 0; q < 10; ++q) {
+            const auto query = rc.text(4);
+            const auto terms = ragpp::analyze(WhitespaceAnalyzer{}, query);
+            INFO(ragpp::to_string(v) << " query '" << query << "'");
+            const auto expected = rebuilt.search_exhaustive(query, 10);
+            CHECK(live.search(query, 10) == expected);
+            CHECK(reloaded.search(query, 10) == expected);
+            CHECK(live.search_terms(terms, 3, {}, BM25Strategy::maxscore) == rebuilt.search_terms(terms, 3, {}, BM25Strategy::exhaustive));
+        }
+    }
+}
+
+TEST_CASE("BM25 reads version 1 files (no fields)", "[bm25][persistence][fields]") {
+    Index index;
+    RandomCorpus rc(3, 30);
+    for (int i = 0; i < 40; ++i) index.add_document(doc(rc.text(10)));
+    const std::string v2 = index.to_bytes();
+    // Version 1: no field parameters after epsilon, no field sections at the end.
+    const std::size_t header = 28, params_end = header + 4 + 10 + 1 + 32;
+    std::string payload = v2.substr(header, params_end - header) + v2.substr(params_end + 32, v2.size() - params_end - 32 - 24);
+    std::string v1 = v2.substr(0, 8);
+    auto put = [&](std::uint64_t x, int bytes) {
+        for (int i = 0; i < bytes; ++i) v1.push_back(static_cast<char>((x >> (8 * i)) & 0xFF));
+    };
+    put(1, 4);
+    put(payload.size(), 8);
+    put(ragpp::detail::bm25::fnv1a64(payload), 8);
+    v1 += payload;
+    const Index old = Index::from_bytes(v1);
+    CHECK(old.size() == 40);
+    CHECK(old.params().field_weights == index.params().field_weights);
+    for (int q = 0; q < 10; ++q) {
+        const auto query = rc.text(3);
+        CHECK(old.search(query, 10) == index.search(query, 10));
+    }
 }

@@ -38,7 +38,7 @@ int run_ask(cli::ArgParser& p) {
     auto engine = cli::Engine::load(p.get("DIR"), p.count("threads"));
     cli::apply_search_options(p, engine.config());
     cli::apply_rerank_options(p, engine.config());
-    const auto mode = cli::parse_mode(p.get("mode"));
+    const auto mode = cli::parse_mode_or_default(p.get("mode"), engine.config());
     const std::string reranker = p.get("rerank");
     cli::check_reranker(reranker);
     const std::string question = p.get("QUESTION");
@@ -158,7 +158,10 @@ const cli::Register reg{{"ask", "the evidence block for a question (numbered, ci
                                          "questions with unanswerable ones",
                                          "0.45")
                                  .option("rerank", "R", "none, proximity or softmatch", "proximity")
-                                 .option("mode", "M", "bm25, vector or hybrid", "hybrid")
+                                 .option("mode", "M",
+                                         "bm25, vector or hybrid [default: bm25 with the built-in hashing embedder, "
+                                         "hybrid with a semantic one]",
+                                         "")
                                  .option("passages", "N", "results passed on as evidence, at most", "5")
                                  .option("relative-floor", "X",
                                          "with a reranker, drop results scoring below X times the best one's score", "0.5")

@@ -24,7 +24,7 @@ std::string first_lines(const std::string& text, std::size_t max_chars) {
 int run_search(cli::ArgParser& p) {
     auto engine = cli::Engine::load(p.get("DIR"), p.count("threads"));
     cli::apply_search_options(p, engine.config());
-    const auto mode = cli::parse_mode(p.get("mode"));
+    const auto mode = cli::parse_mode_or_default(p.get("mode"), engine.config());
     const std::size_t k = p.count("k");
     std::string filter;
     for (const auto& f : p.all("filter")) filter += (filter.empty() ? "(" : " and (") + f + ")";
@@ -61,7 +61,10 @@ const cli::Register reg{{"search", "search an index folder; print citations, fus
                          [](cli::ArgParser& p) {
                              p.positional("DIR", "an index folder written by ragpp index")
                                  .positional("QUERY", "the question")
-                                 .option("mode", "M", "bm25, vector or hybrid", "hybrid")
+                                 .option("mode", "M",
+                                         "bm25, vector or hybrid [default: bm25 with the built-in hashing embedder, "
+                                         "hybrid with a semantic one]",
+                                         "")
                                  .option("k", "N", "number of results", "5")
                                  .repeated("filter", "EXPR",
                                            "metadata filter, e.g. type=guide, 'version>=2', 'groups in (a, b)' "

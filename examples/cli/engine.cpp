@@ -20,6 +20,7 @@
 #include <ragpp/rerank/cross_encoder.hpp>
 #include <ragpp/rerank/reranker.hpp>
 #include <ragpp/rerank/soft_match.hpp>
+#include <ragpp/retrieve/diversify.hpp>
 #include <ragpp/text/analyzer.hpp>
 
 #include <nlohmann/json.hpp>
@@ -236,7 +237,10 @@ void declare_search_options(ArgParser& p) {
         .option("b", "X", "BM25 b (length normalisation)", "0.4")
         .option("rrf-k", "X", "reciprocal rank fusion constant", "60")
         .option("weights", "W1,W2", "fusion weights of BM25 and vector search in hybrid mode", "1,1")
-        .option("candidates", "N", "results each index contributes to the fusion", "100");
+        .option("candidates", "N", "results each index contributes to the fusion", "100")
+        .option("per-source", "N", "at most N chunks of one source file in the top k (0: no cap)", "3")
+        .option("field-weights", "T,H,P",
+                "BM25F weights of the title, heading path and source path fields (body 1) [default: the index's, 3,1,1]");
 }
 
 std::vector<double> parse_weights(const std::string& text, const std::string& what) {
@@ -259,6 +263,20 @@ void apply_search_options(const ArgParser& p, EngineConfig& c) {
     c.rrf_k = p.number("rrf-k");
     c.candidates = p.count("candidates");
     c.weights = parse_weights(p.get("weights"), "--weights");
+    c.per_source = p.count("per-source");
+    if (p.has("field-weights") && !p.get("field-weights").empty()) {
+        std::vector<double> w;
+        std::stringstream ss(p.get("field-weights"));
+        for (std::string x; std::getline(ss, x, ',');) {
+            char* end = nullptr;
+            const double v = std::strtod(x.c_str(), &end);
+            if (x.empty() || end != x.c_str() + x.size() || !(v >= 0) || !std::isfinite(v))
+                throw UsageError("--field-weights: '" + x + "' is not a number >= 0");
+            w.push_back(v);
+        }
+        if (w.size() != 3) throw UsageError("--field-weights needs three numbers: title, headings, path");
+        c.field_weights = ragpp::FieldWeights{w[0], w[1], w[2]};
+    }
 }
 
 EngineConfig engine_config(const ArgParser& p) {
@@ -324,6 +342,10 @@ Mode parse_mode(const std::string& name) {
     if (name == "vector") return Mode::vector;
     if (name == "hybrid") return Mode::hybrid;
     throw UsageError("--mode '" + name + "' is not bm25, vector or hybrid");
+}
+Mode default_mode(const EngineConfig& c) { return c.embedder.rfind("hashing", 0) == 0 ? Mode::bm25 : Mode::hybrid; }
+Mode parse_mode_or_default(const std::string& name, const EngineConfig& c) {
+    return name.empty() ? default_mode(c) : parse_mode(name);
 }
 std::string mode_name(Mode m) { return m == Mode::bm25 ? "bm25" : m == Mode::vector ? "vector" : "hybrid"; }
 
@@ -482,6 +504,7 @@ struct Engine::Impl {
         o.b = config.b;
         o.rrf_k = config.rrf_k;
         o.candidates = config.candidates;
+        o.field_weights = config.field_weights;
         o.weights = mode == Mode::bm25 ? std::vector<double>{1.0, 0.0}
                     : mode == Mode::vector ? std::vector<double>{0.0, 1.0}
                                            : config.weights;
@@ -592,9 +615,20 @@ EngineConfig& Engine::config() { return impl_->config; }
 std::size_t Engine::size() const { return impl_->retriever.size(); }
 
 std::vector<ragpp::Result> Engine::search(const std::string& query, std::size_t k, Mode mode, const std::string& filter) const {
+    // A query without any term (empty, or only punctuation or stop words) would give
+    // BM25 nothing and vector search the neighbours of an empty text: refuse it.
+    std::vector<std::string> terms;
+    impl_->retriever.index<0>().analyzer().analyze(query, terms);
+    if (terms.empty() && (mode != Mode::vector || query.find_first_not_of(" \t\r\n") == std::string::npos))
+        throw UsageError("the query \"" + query + "\" has no searchable term (it is empty, or only punctuation or stop words)");
     auto o = impl_->options(mode);
     if (!filter.empty()) o.allowed = std::make_shared<const ragpp::DocSet>(impl_->metadata.compile(ragpp::parse_filter(filter)));
-    return impl_->retriever.search(query, k, o);
+    const std::size_t per_source = impl_->config.per_source;
+    if (per_source == 0) return impl_->retriever.search(query, k, o);
+    // Source diversity: fetch a longer list, move chunks over the cap down, keep k.
+    auto results = ragpp::cap_per_source(impl_->retriever.search(query, std::max(k, impl_->config.candidates), o), per_source, k);
+    if (results.size() > k) results.resize(k);
+    return results;
 }
 
 std::vector<ragpp::Result> Engine::search(const std::string& query, std::size_t k, Mode mode, const std::string& filter,
@@ -630,6 +664,10 @@ ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode
             embedding_seconds = 0;
             ragpp::SearchTimings t;
             auto results = impl_->retriever.search(q, all, o, t);
+            const auto tc = Clock::now();
+            const std::size_t listed = results.size();
+            results = ragpp::cap_per_source(std::move(results), impl_->config.per_source, listed);
+            const double capping = std::chrono::duration<double>(Clock::now() - tc).count();
             if (mode != Mode::vector) {
                 times.emplace_back("analysis", analysis_seconds);
                 times.emplace_back("bm25", t.index_seconds[0] - analysis_seconds);
@@ -638,7 +676,7 @@ ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode
                 times.emplace_back("embedding", embedding_seconds);
                 times.emplace_back("vector", t.index_seconds[1] - embedding_seconds);
             }
-            times.emplace_back("fusion", t.fusion_seconds);
+            times.emplace_back("fusion", t.fusion_seconds + capping);
             if (reranker != "none") {
                 const auto t0 = Clock::now();
                 const std::size_t n = results.size();

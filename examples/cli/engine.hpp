@@ -39,6 +39,10 @@ struct EngineConfig {
     double rrf_k = 60;
     std::vector<double> weights{1.0, 1.0};
     std::size_t candidates = 100;
+    /// At most this many chunks of one source file in the top k (0: no cap).
+    std::size_t per_source = 3;
+    /// BM25F weights of title, headings and path per query (unset: the index's).
+    std::optional<ragpp::FieldWeights> field_weights;
     // --- reranking: none | proximity | softmatch | cross-encoder:DIR ---
     std::string reranker = "none";
     std::size_t rerank_candidates = 50;
@@ -64,6 +68,12 @@ const std::string& check_reranker(const std::string& name);
 
 enum class Mode { bm25, vector, hybrid };
 Mode parse_mode(const std::string& name);
+/// The pipeline without --mode: bm25 with the built-in hashing embedder (not a semantic
+/// model: fused with it, BM25 gets worse), hybrid with a semantic one (model2vec:,
+/// vectors:, transformer:).
+Mode default_mode(const EngineConfig& c);
+/// --mode's value, or default_mode(c) when it is empty.
+Mode parse_mode_or_default(const std::string& name, const EngineConfig& c);
 std::string mode_name(Mode m);
 /// A pipeline of ragpp eval: "bm25", "vector", "hybrid" or "hybrid:W1,W2".
 struct PipelineSpec {

@@ -83,6 +83,16 @@ struct Hit {
     return a.score > b.score || (a.score == b.score && a.id < b.id);
 }
 
+/// BM25F field weights of a chunk's metadata fields (index/bm25.hpp): how much one
+/// occurrence of a term in the document title, the heading path or the source path
+/// counts, relative to one occurrence in the body (weight 1). 0 turns a field off.
+struct FieldWeights {
+    double title = 0.0;
+    double headings = 0.0;
+    double path = 0.0;
+    friend bool operator==(const FieldWeights&, const FieldWeights&) = default;
+};
+
 /// Per-call options, passed unchanged from the Retriever to each index.
 /// Every field has a "not set" state meaning "use the index's own default".
 struct SearchOptions {
@@ -102,6 +112,8 @@ struct SearchOptions {
     std::optional<double> k1;
     std::optional<double> b;
     std::optional<double> delta;
+    /// BM25F field weights (indexes holding chunks with title, headings or path).
+    std::optional<FieldWeights> field_weights;
 
     [[nodiscard]] bool allows(DocId id) const noexcept { return !allowed || allowed->test(id); }
 
