@@ -57,6 +57,13 @@ def main():
     summary.update({k: med("torch", k) for k in keys_t})
     summary.update({"ragpp_1thread_" + k: med("ragpp1", k) for k in keys_g})
     summary.update({"ragpp_2threads_" + k: med("ragpp2", k) for k in keys_g})
+    # Ratios per round (both sides measured back to back), then their median.
+    def ratio(num_who, num_key, den_key):
+        vals = [g[num_key] / t[den_key] for g, t in zip(rows[num_who], rows["torch"])]
+        return round(statistics.median(vals), 3)
+    summary["ratio_f32_to_torch_f32"] = ratio("ragpp1", "f32_texts_per_cpu_s", "torch_f32_texts_per_cpu_s")
+    summary["ratio_int8_to_torch_f32"] = ratio("ragpp1", "int8_texts_per_cpu_s", "torch_f32_texts_per_cpu_s")
+    summary["ratio_int8_to_torch_int8"] = ratio("ragpp1", "int8_texts_per_cpu_s", "torch_int8_texts_per_cpu_s")
     print(json.dumps(summary))
     return 0
 
