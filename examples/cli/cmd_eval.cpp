@@ -94,7 +94,16 @@ int run_eval(cli::ArgParser& p) {
     if (miss_k == 0) throw cli::UsageError("--passages must be >= 1");
     std::vector<cli::PipelineSpec> mode_list;
     for (const auto& m : p.all("mode")) mode_list.push_back(cli::parse_pipeline(m));
-    if (mode_list.empty()) mode_list = {{cli::Mode::bm25, {}}, {cli::Mode::vector, {}}, {cli::Mode::hybrid, {}}};
+    // Without --mode: the default pipeline first (what search and ask run without --mode:
+    // bm25 with the built-in hashing embedder, hybrid with a semantic one), then the
+    // other two for comparison.
+    const cli::Mode default_mode = cli::default_mode(config);
+    const bool modes_given = !mode_list.empty();
+    if (!modes_given) {
+        mode_list = {{default_mode, {}}};
+        for (auto m : {cli::Mode::bm25, cli::Mode::vector, cli::Mode::hybrid})
+            if (m != default_mode) mode_list.push_back({m, {}});
+    }
     // Each mode runs once per --rerank value (default: none only).
     cli::apply_rerank_options(p, config);
     std::vector<std::string> rerankers = p.all("rerank");
@@ -151,6 +160,10 @@ int run_eval(cli::ArgParser& p) {
     std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
                 engine.size(), questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
                 config.k1, config.b, config.rrf_k, config.candidates);
+    if (!modes_given)
+        std::printf("default pipeline (search, ask and the first row here, without --mode): %s (embedder %s; see "
+                    "docs/evaluation.md)\n\n",
+                    cli::mode_name(default_mode).c_str(), config.embedder.c_str());
     std::printf("%s\n", ragpp::format_metrics_table(reports, ks).c_str());
     if (reports.size() > 1) std::printf("%s\n", ragpp::format_comparisons(reports, ks).c_str());
     std::printf("%s", ragpp::format_latency(reports).c_str());
@@ -208,9 +221,9 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                                           "BEIR folder")
                                  .repeated("mode", "M",
                                            "a pipeline: bm25, vector, hybrid, or hybrid:W1,W2 (fusion weights of this "
-                                           "pipeline) [default: bm25, vector and hybrid]")
+                                           "pipeline) [default: the default pipeline (bm25 with the hashing embedder, hybrid with a semantic one), then the other two]")
                                  .repeated("rerank", "R",
-                                           "rerank each mode's candidates: none, proximity or softmatch; repeat to "
+                                           "rerank each mode's candidates: none, proximity, softmatch or cross-encoder:DIR; repeat to "
                                            "compare (each mode runs once per value) [default: none]")
                                  .option("target-precision", "P",
                                          "abstention: the precision the suggested threshold must reach", "0.9")
