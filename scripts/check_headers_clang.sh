@@ -4,15 +4,17 @@
 # installed. Usage: scripts/check_headers_clang.sh [CLANGXX]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cxx=${1:-clang++}
-fail=0
-count=0
-while IFS= read -r h; do
-  count=$((count + 1))
-  if ! out=$(printf '#include <%s>\n' "$h" | "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra \
-      -I"$root/include" -I/usr/include/eigen3 -x c++ - 2>&1); then
-    echo "FAIL $h"; echo "$out" | head -20; fail=$((fail + 1))
+export CXX_CLANG=${1:-clang++} ROOT=$root
+check() {
+  if ! out=$(printf '#include <%s>\n' "$1" | "$CXX_CLANG" -std=c++20 -fsyntax-only -Wall -Wextra \
+      -I"$ROOT/include" -I/usr/include/eigen3 -x c++ - 2>&1); then
+    printf 'FAIL %s\n%s\n' "$1" "$(echo "$out" | head -20)"
+    return 1
   fi
-done < <(cd "$root/include" && find ragpp -name '*.hpp' ! -path 'ragpp/ext/*' | sort)
-echo "clang: $((count - fail)) of $count headers parse"
-[ "$fail" -eq 0 ] && [ "$count" -gt 0 ]
+}
+export -f check
+headers=$(cd "$root/include" && find ragpp -name '*.hpp' ! -path 'ragpp/ext/*' | sort)
+count=$(echo "$headers" | grep -c .)
+failed=$(echo "$headers" | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} bash -c 'check "$1"' _ {} | tee /dev/stderr | grep -c '^FAIL ')
+echo "clang: $((count - failed)) of $count headers parse"
+[ "$failed" -eq 0 ] && [ "$count" -gt 0 ]

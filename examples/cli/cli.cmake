@@ -191,3 +191,7 @@ add_test(NAME cli.eval.cross_encoder
     --rerank cross-encoder:${_tf}/ce-bert)
 set_tests_properties(cli.eval.cross_encoder PROPERTIES PASS_REGULAR_EXPRESSION "cross-encoder")
 # --- end transformer encoders -------------------------------------------------------
+add_test(NAME cli.search.cross_encoder
+  COMMAND ragpp_cli search ${_tf_out}/index --rerank cross-encoder:${_tf}/ce-bert --k 2 --json ORA-01555)
+set_tests_properties(cli.search.cross_encoder PROPERTIES FIXTURES_REQUIRED cli_transformer_index
+  PASS_REGULAR_EXPRESSION "\"rerank\": \\{\n *\"fused_rank\": [0-9]+,\n *\"fused_score\": [0-9.e-]+,\n *\"score\": -?[0-9.]+")

@@ -24,11 +24,13 @@ std::string first_lines(const std::string& text, std::size_t max_chars) {
 int run_search(cli::ArgParser& p) {
     auto engine = cli::Engine::load(p.get("DIR"), p.count("threads"));
     cli::apply_search_options(p, engine.config());
+    cli::apply_rerank_options(p, engine.config());
+    const std::string reranker = cli::check_reranker(p.get("rerank"));
     const auto mode = cli::parse_mode_or_default(p.get("mode"), engine.config());
     const std::size_t k = p.count("k");
     std::string filter;
     for (const auto& f : p.all("filter")) filter += (filter.empty() ? "(" : " and (") + f + ")";
-    const auto results = engine.search(p.get("QUERY"), k, mode, filter);
+    const auto results = engine.search(p.get("QUERY"), k, mode, filter, reranker);
     const char* names[] = {"bm25", "vector"};
     if (p.has("json")) {
         nlohmann::json j = nlohmann::json::array();
@@ -38,8 +40,12 @@ int run_search(cli::ArgParser& p) {
             for (std::size_t x = 0; x < r.trace.size(); ++x)
                 trace[names[x]] = r.trace[x].rank ? nlohmann::json{{"rank", *r.trace[x].rank}, {"score", *r.trace[x].score}}
                                                   : nlohmann::json(nullptr);
-            j.push_back({{"rank", i + 1}, {"id", r.document->id}, {"citation", cli::citation(*r.document)},
-                         {"score", r.score}, {"trace", trace}, {"text", r.document->text}});
+            nlohmann::json item{{"rank", i + 1}, {"id", r.document->id}, {"citation", cli::citation(*r.document)},
+                                {"score", r.score}, {"trace", trace}, {"text", r.document->text}};
+            if (r.rerank)
+                item["rerank"] = {{"score", r.rerank->reranker_score}, {"fused_rank", r.rerank->fused_rank},
+                                  {"fused_score", r.rerank->fused_score}};
+            j.push_back(std::move(item));
         }
         std::cout << j.dump(2) << "\n";
         return 0;
@@ -47,7 +53,11 @@ int run_search(cli::ArgParser& p) {
     if (results.empty()) std::printf("no result for \"%s\"\n", p.get("QUERY").c_str());
     for (std::size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
-        std::printf("%2zu. %s\n    fused %.4f", i + 1, cli::citation(*r.document).c_str(), r.score);
+        if (r.rerank)
+            std::printf("%2zu. %s\n    %s %.4f (fused #%zu %.4f)", i + 1, cli::citation(*r.document).c_str(),
+                        reranker.c_str(), r.rerank->reranker_score, r.rerank->fused_rank, r.rerank->fused_score);
+        else
+            std::printf("%2zu. %s\n    fused %.4f", i + 1, cli::citation(*r.document).c_str(), r.score);
         for (std::size_t x = 0; x < r.trace.size(); ++x) {
             if (r.trace[x].rank) std::printf("   %s #%zu (%.3f)", names[x], *r.trace[x].rank, *r.trace[x].score);
             else std::printf("   %s -", names[x]);
@@ -72,6 +82,10 @@ const cli::Register reg{{"search", "search an index folder; print citations, fus
                                  .flag("json", "print JSON for programs");
                              cli::declare_search_options(p);
                              cli::declare_threads_option(p);
+                             p.option("rerank", "R",
+                                      "rerank the fused candidates: none, proximity, softmatch or cross-encoder:DIR",
+                                      "none");
+                             cli::declare_rerank_options(p);
                          },
                          run_search}};
 
