@@ -15,6 +15,8 @@ check() {
 export -f check
 headers=$(cd "$root/include" && find ragpp -name '*.hpp' ! -path 'ragpp/ext/*' | sort)
 count=$(echo "$headers" | grep -c .)
-failed=$(echo "$headers" | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} bash -c 'check "$1"' _ {} | tee /dev/stderr | grep -c '^FAIL ')
+report=$(echo "$headers" | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} bash -c 'check "$1"' _ {})
+[ -n "$report" ] && echo "$report"
+failed=$(printf '%s\n' "$report" | grep -c '^FAIL ')
 echo "clang: $((count - failed)) of $count headers parse"
 [ "$failed" -eq 0 ] && [ "$count" -gt 0 ]
