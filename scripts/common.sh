@@ -10,7 +10,8 @@ RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev 
 # unicode-data: the UAX #29 test files (WordBreakTest, GraphemeBreakTest), so no test skips;
 # clang: every public header is also parsed by clang (test clang.headers).
 RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data clang)
-# ccache: rebuilds (and a second clone on the same machine) reuse compiled objects.
+# ccache: rebuilds in the same clone reuse compiled objects (another clone does not: the
+# tests are compiled with their source path in a definition).
 RAGPP_BUILD_PACKAGES=(ccache)
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
@@ -51,7 +52,7 @@ build_preset() {
   log "configure ($preset)"
   local launcher=()
   if command -v ccache >/dev/null 2>&1; then
-    # Paths relative to the clone, so another clone of the same commit hits the cache.
+    # Paths relative to the clone in the compiler command lines.
     export CCACHE_BASEDIR="$RAGPP_ROOT" CCACHE_NOHASHDIR=1
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
