@@ -163,6 +163,11 @@ add_test(NAME cli.embed.transformer_threads_int8
   COMMAND ragpp_cli embed --embedder transformer:${_tf}/bert-mean --threads 2 --quantize int8 "hello world" "second")
 set_tests_properties(cli.embed.transformer_threads_int8 PROPERTIES PASS_REGULAR_EXPRESSION
   "\"text\":\"hello world\",\"vector\":\\[-0\\.0[0-9]+.*\n.*\"text\":\"second\"")
+# Every embedder: the built-in hashing one (4 dimensions), texts read from a file.
+add_test(NAME cli.embed.hashing_input
+  COMMAND ragpp_cli embed --embedder hashing:4 --input ${_eval_data}/corpus/notes.txt)
+set_tests_properties(cli.embed.hashing_input PROPERTIES PASS_REGULAR_EXPRESSION
+  "^\\{\"text\":\"[^\n]*\",\"vector\":\\[[-0-9.e]+,[-0-9.e]+,[-0-9.e]+,[-0-9.e]+\\]\\}\n")
 add_test(NAME cli.embed.missing_model COMMAND ragpp_cli embed --embedder transformer:${_tf}/no-such-model "x")
 set_tests_properties(cli.embed.missing_model PROPERTIES PASS_REGULAR_EXPRESSION "no-such-model")
 add_test(NAME cli.embed.no_text COMMAND ragpp_cli embed)
