@@ -10,8 +10,8 @@ RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev 
 # unicode-data: the UAX #29 test files (WordBreakTest, GraphemeBreakTest), so no test skips;
 # clang: every public header is also parsed by clang (test clang.headers).
 RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data clang)
-# ccache: rebuilds in the same clone reuse compiled objects (another clone does not: the
-# tests are compiled with their source path in a definition).
+# ccache: rebuilds reuse compiled objects; another clone on the same machine reuses those
+# whose preprocessed code does not contain the clone's path (most of the library's).
 RAGPP_BUILD_PACKAGES=(ccache)
 
 log() { printf '\033[1m== %s\033[0m\n' "$*" >&2; }
