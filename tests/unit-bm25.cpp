@@ -77,6 +77,33 @@ bool sorted_best_first(const std::vector<Hit>& hits) {
     return true;
 }
 
+/// A random query of the pruning property tests: 1 to 6 corpus terms, a k among 1 to
+/// 1000, then by turn another k1 or b, (with `fields`) other field weights, an allowed set.
+struct RandomQuery {
+    std::vector<std::string> terms;
+    std::size_t k = 10;
+    SearchOptions options;
+};
+RandomQuery random_query(RandomCorpus& rc, int q, std::size_t n, bool fields) {
+    RandomQuery r;
+    const auto m = 1 + rc.pick(6);
+    for (std::size_t i = 0; i < m; ++i) r.terms.push_back(rc.term());
+    r.k = std::vector<std::size_t>{1, 3, 10, 50, 1000}[rc.pick(5)];
+    if (q % 3 == 1) r.options.k1 = std::vector<double>{0.0, 0.5, 2.0}[rc.pick(3)];
+    if (q % 3 == 2) r.options.b = std::vector<double>{0.0, 0.3, 1.0}[rc.pick(3)];
+    if (fields && q % 2 == 1) {
+        const std::vector<double> ws{0.0, 0.5, 1.0, 4.0, 20.0};
+        r.options.field_weights = ragpp::FieldWeights{ws[rc.pick(5)], ws[rc.pick(5)], ws[rc.pick(5)]};
+    }
+    if (q % 4 == 3) {
+        DocSet allowed(n);
+        for (std::size_t i = 0; i < n; ++i)
+            if (rc.pick(3) == 0) allowed.set(static_cast<DocId>(i));
+        r.options.allowed = std::make_shared<const DocSet>(std::move(allowed));
+    }
+    return r;
+}
+
 }  // namespace
 
 TEST_CASE("BM25 lucene scores computed by hand", "[bm25]") {
@@ -267,19 +294,7 @@ TEST_CASE("BM25 MaxScore and accumulation return exactly what the exhaustive sco
     for (BM25Variant v : ragpp::bm25_variants) {
         set_variant(index, v);
         for (int q = 0; q < 25; ++q) {
-            std::vector<std::string> terms;
-            const auto m = 1 + rc.pick(6);
-            for (std::size_t i = 0; i < m; ++i) terms.push_back(rc.term());
-            const std::size_t k = std::vector<std::size_t>{1, 3, 10, 50, 1000}[rc.pick(5)];
-            SearchOptions o;
-            if (q % 3 == 1) o.k1 = std::vector<double>{0.0, 0.5, 2.0}[rc.pick(3)];
-            if (q % 3 == 2) o.b = std::vector<double>{0.0, 0.3, 1.0}[rc.pick(3)];
-            if (q % 4 == 3) {
-                DocSet allowed(n);
-                for (std::size_t i = 0; i < n; ++i)
-                    if (rc.pick(3) == 0) allowed.set(static_cast<DocId>(i));
-                o.allowed = std::make_shared<const DocSet>(std::move(allowed));
-            }
+            const auto [terms, k, o] = random_query(rc, q, n, false);
             BM25SearchStats pruned, oracle, acc, automatic;
             const auto slow = index.search_terms(terms, k, o, BM25Strategy::exhaustive, &oracle);
             const auto fast = index.search_terms(terms, k, o, BM25Strategy::maxscore, &pruned);
@@ -636,23 +651,7 @@ TEST_CASE("BM25F MaxScore returns exactly what the exhaustive scorer returns", "
     for (BM25Variant v : ragpp::bm25_variants) {
         set_variant(index, v);
         for (int q = 0; q < 25; ++q) {
-            std::vector<std::string> terms;
-            const auto m = 1 + rc.pick(6);
-            for (std::size_t i = 0; i < m; ++i) terms.push_back(rc.term());
-            const std::size_t k = std::vector<std::size_t>{1, 3, 10, 50, 1000}[rc.pick(5)];
-            SearchOptions o;
-            if (q % 3 == 1) o.k1 = std::vector<double>{0.0, 0.5, 2.0}[rc.pick(3)];
-            if (q % 3 == 2) o.b = std::vector<double>{0.0, 0.3, 1.0}[rc.pick(3)];
-            if (q % 2 == 1) {
-                const std::vector<double> ws{0.0, 0.5, 1.0, 4.0, 20.0};
-                o.field_weights = weights(ws[rc.pick(5)], ws[rc.pick(5)], ws[rc.pick(5)]);
-            }
-            if (q % 4 == 3) {
-                DocSet allowed(n);
-                for (std::size_t i = 0; i < n; ++i)
-                    if (rc.pick(3) == 0) allowed.set(static_cast<DocId>(i));
-                o.allowed = std::make_shared<const DocSet>(std::move(allowed));
-            }
+            const auto [terms, k, o] = random_query(rc, q, n, true);
             BM25SearchStats pruned, oracle;
             const auto slow = index.search_terms(terms, k, o, BM25Strategy::exhaustive, &oracle);
             const auto fast = index.search_terms(terms, k, o, BM25Strategy::maxscore, &pruned);
