@@ -641,7 +641,35 @@ ragpp::ProximityBreakdown Engine::explain(const std::string& question, const rag
     return impl_->proximity->explain(question, doc.text);
 }
 
-ragpp::NeighbourFn Engine::neighbours() const { return ragpp::store_neighbours(impl_->retriever.store()); }
+// The tool's index keeps no Collection (the library's engine will, with
+// ragpp::collection_neighbours): the chunks of each source, by metadata "position", are
+// gathered once per call of neighbours() (once per `ragpp ask`).
+ragpp::NeighbourFn Engine::neighbours() const {
+    using Chunks = std::map<double, std::shared_ptr<const ragpp::Document>>;
+    auto sources = std::make_shared<std::map<std::string, Chunks, std::less<>>>();
+    auto place = [](const ragpp::Document& d) -> std::optional<std::pair<std::string, double>> {
+        const auto s = d.metadata.find("source");
+        const auto p = d.metadata.find("position");
+        if (s == d.metadata.end() || p == d.metadata.end()) return std::nullopt;
+        const auto* source = std::get_if<std::string>(&s->second);
+        const auto* position = std::get_if<double>(&p->second);
+        if (!source || !position) return std::nullopt;
+        return std::pair{*source, *position};
+    };
+    for (ragpp::DocId id = 0; id < impl_->retriever.store().capacity(); ++id)
+        if (auto d = impl_->retriever.document(id))
+            if (auto at = place(*d)) (*sources)[at->first][at->second] = std::move(d);
+    return [sources, place](const ragpp::Document& chunk, std::size_t radius) {
+        std::vector<std::shared_ptr<const ragpp::Document>> out;
+        const auto at = place(chunk);
+        const auto it = at ? sources->find(at->first) : sources->end();
+        if (it == sources->end()) return out;
+        const double r = static_cast<double>(radius);
+        for (auto c = it->second.lower_bound(at->second - r); c != it->second.end() && c->first <= at->second + r; ++c)
+            out.push_back(c->second);
+        return out;
+    };
+}
 
 ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
                                        bool progress) const {
