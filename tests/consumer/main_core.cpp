@@ -14,9 +14,10 @@
 int main() {
     using Words = ragpp::BM25Index<ragpp::StandardAnalyzer>;
     using Inner = ragpp::Retriever<Words, Words>;
+    ragpp::CollectionOptions everyone;
+    everyone.access = ragpp::AccessPolicy(ragpp::Unlabeled::allow);
     ragpp::Collection<ragpp::Retriever<Inner, Words>> docs(
-        ragpp::Retriever<Inner, Words>(Inner(Words{}, Words(ragpp::BM25Params{})), Words{}),
-        ragpp::CollectionOptions{{}, ragpp::AccessPolicy(ragpp::Unlabeled::allow)});
+        ragpp::Retriever<Inner, Words>(Inner(Words{}, Words(ragpp::BM25Params{})), Words{}), everyone);
     docs.add({"contract.md", "# Contract\n\n## Notice\n\nThe notice period is three months.\n\n"
                              "## Rates\n\nThe rate is 4.5 percent a month.\n", {}});
     docs.add({"canteen.md", "# Canteen\n\nThe menu changes every month.\n", {}});
