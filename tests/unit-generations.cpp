@@ -213,6 +213,10 @@ TEST_CASE("generations: no index, the old layout, writer errors", "[generations]
         CHECK(commit_generation(tmp.path) == 1);
         CHECK(check_whole_generation(tmp.path) == 1);
         CHECK(listing(tmp.path) == std::vector<std::string>{"CURRENT", "LOCK", "gen-000001", "notes.txt"});
+        write_text(tmp.path / "bm25.idx", "a file of that name, without the old manifest: not ours, kept");
+        CHECK(commit_generation(tmp.path) == 2);
+        CHECK(ragpp::clean_generations(tmp.path) == 1);
+        CHECK(listing(tmp.path) == std::vector<std::string>{"CURRENT", "LOCK", "bm25.idx", "gen-000002", "notes.txt"});
     }
     SECTION("one writer at a time; bad part names; a writer without commit leaves no trace") {
         commit_generation(tmp.path);
