@@ -195,6 +195,8 @@ TEST_CASE("generations: a corrupted, truncated or missing part gives a FormatErr
         write_text(dir / "CURRENT", "ragpp-generations 1\ngen-000001 12\n");
         CHECK_THROWS_AS(open_generation(dir), ragpp::FormatError);
         CHECK_THROWS_WITH(open_generation(dir), Contains("CURRENT"));
+        write_text(dir / "CURRENT", std::string(5000, 'x'));  // read no further than 4096 bytes
+        CHECK_THROWS_WITH(open_generation(dir), Contains("CURRENT") && Contains("larger than 4096 bytes"));
     }
 }
 

@@ -114,11 +114,17 @@ struct SizedHash {
     return r;
 }
 
-/// The whole content of a (small) file, read in blocks; IoError naming it.
-[[nodiscard]] inline std::string read_small_file(const std::filesystem::path& p) {
+/// The whole content of a (small) file, read in blocks; IoError naming it, FormatError
+/// when it holds more than `limit` bytes (read no further: a size is checked before it
+/// drives an allocation).
+[[nodiscard]] inline std::string read_small_file(const std::filesystem::path& p, std::uint64_t limit = 1 << 20) {
     const auto fd = open_for_reading(p);
     std::string bytes;
-    for_each_block(fd.get(), p, [&](const char* d, std::size_t n) { bytes.append(d, n); });
+    for_each_block(fd.get(), p, [&](const char* d, std::size_t n) {
+        if (bytes.size() + n > limit)
+            throw FormatError("'" + p.string() + "' is larger than " + std::to_string(limit) + " bytes");
+        bytes.append(d, n);
+    });
     return bytes;
 }
 

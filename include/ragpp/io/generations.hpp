@@ -163,7 +163,7 @@ struct Pointer {
     const auto file = dir / pointer_name;
     std::string text;
     try {
-        text = read_small_file(file);
+        text = read_small_file(file, 4096);
     } catch (const IoError&) {
         std::error_code ec;
         if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return std::nullopt;
@@ -431,8 +431,8 @@ inline OpenedGeneration open_at(const std::filesystem::path& dir, const Pointer&
     const auto manifest_file = out.dir / manifest_name;
     std::string text;
     try {
-        text = read_small_file(manifest_file);
-    } catch (const IoError& e) {
+        text = read_small_file(manifest_file, pointer.manifest_size);
+    } catch (const Error& e) {
         throw FormatError(where + ": its manifest '" + manifest_file.string() + "' cannot be read (" + e.what() + ")");
     }
     if (text.size() != pointer.manifest_size || fnv1a64(text) != pointer.manifest_checksum)
