@@ -242,7 +242,7 @@ inline std::size_t remove_leftovers(const std::filesystem::path& dir, std::optio
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
     try {
-        const auto j = nlohmann::json::parse(read_small_file(file));
+        const auto j = nlohmann::json::parse(read_small_file(file, 1 << 20));
         if (j.is_object() && j.value("format", std::string()) == "ragpp-index")
             return j.contains("version") && j["version"].is_number_integer() ? j["version"].get<int>() : 0;
     } catch (const std::exception&) {
