@@ -74,16 +74,16 @@ private:
 
 [[nodiscard]] inline std::string errno_text(int e) { return std::strerror(e); }
 
-[[nodiscard]] inline IoError errno_error(const char* what, const std::filesystem::path& p, int e) {
+[[nodiscard]] inline IoError io_error(const char* what, const std::filesystem::path& p, int e) {
     return IoError(std::string("cannot ") + what + " '" + p.string() + "': " + errno_text(e));
 }
 
 /// Opens `p` for reading; IoError naming it otherwise.
-[[nodiscard]] inline UniqueFd open_fd(const std::filesystem::path& p) {
+[[nodiscard]] inline UniqueFd open_fd_for_reading(const std::filesystem::path& p) {
     int fd;
     do fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
-    if (fd < 0) throw errno_error("open", p, errno);
+    if (fd < 0) throw io_error("open", p, errno);
     return UniqueFd(fd);
 }
 
@@ -97,7 +97,7 @@ std::uint64_t for_each_block(int fd, const std::filesystem::path& p, Fn&& fn) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0) {
             if (errno == EINTR) continue;
-            throw errno_error("read", p, errno);
+            throw io_error("read", p, errno);
         }
         if (n == 0) return total;
         fn(static_cast<const char*>(buf), static_cast<std::size_t>(n));
@@ -132,8 +132,8 @@ struct SizedHash {
 /// fsync of a file or a folder (a folder: so that the names created or renamed in it
 /// survive a power cut). IoError naming it.
 inline void fsync_path(const std::filesystem::path& p) {
-    const auto fd = open_fd(p);
-    if (::fsync(fd.get()) != 0) throw errno_error("fsync", p, errno);
+    const auto fd = open_fd_for_reading(p);
+    if (::fsync(fd.get()) != 0) throw io_error("fsync", p, errno);
 }
 
 /// Creates (or truncates) `p` and writes `bytes`, then fsyncs it when `sync`. On any
@@ -142,12 +142,12 @@ inline void write_whole_file(const std::filesystem::path& p, std::string_view by
     int fd;
     do fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     while (fd < 0 && errno == EINTR);
-    if (fd < 0) throw errno_error("create", p, errno);
+    if (fd < 0) throw io_error("create", p, errno);
     UniqueFd file(fd);
     auto fail = [&](const char* what, int e) {
         file.reset();
         ::unlink(p.c_str());
-        return errno_error(what, p, e);
+        return io_error(what, p, e);
     };
     const char* d = bytes.data();
     std::size_t left = bytes.size();
@@ -164,7 +164,7 @@ inline void write_whole_file(const std::filesystem::path& p, std::string_view by
     if (file.close() != 0) {
         const int e = errno;
         ::unlink(p.c_str());
-        throw errno_error("close", p, e);
+        throw io_error("close", p, e);
     }
 }
 

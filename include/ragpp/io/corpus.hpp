@@ -88,7 +88,7 @@ public:
     CorpusScan run() {
         scanned_ns_ = file_clock_now();
         struct stat st {};
-        if (::stat(root_.c_str(), &st) != 0) throw errno_error("read the corpus folder", root_, errno);
+        if (::stat(root_.c_str(), &st) != 0) throw io_error("read the corpus folder", root_, errno);
         if (!S_ISDIR(st.st_mode)) throw IoError("the corpus '" + root_.string() + "' is not a folder");
         dirs_[{st.st_dev, st.st_ino}] = ".";
         walk(root_, "");
@@ -105,7 +105,7 @@ private:
     using Key = std::pair<dev_t, ino_t>;
 
     void unreadable(const std::string& what, const std::filesystem::path& abs, const std::string& rel, int e) {
-        if (!options_.skip_unreadable) throw errno_error(what.c_str(), abs, e);
+        if (!options_.skip_unreadable) throw io_error(what.c_str(), abs, e);
         scan_.notes.push_back("skipped '" + rel + "': cannot " + what + " (" + errno_text(e) + ")");
     }
 

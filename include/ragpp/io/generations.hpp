@@ -184,7 +184,7 @@ public:
         while (fd < 0 && errno == EINTR);
         if (fd < 0) {
             if (try_only) return;
-            throw errno_error("create the lock file", file, errno);
+            throw io_error("create the lock file", file, errno);
         }
         UniqueFd f(fd);
         int r;
@@ -194,7 +194,7 @@ public:
             if (try_only) return;
             if (errno == EWOULDBLOCK)
                 throw IoError("'" + dir.string() + "' is being written by another GenerationWriter (its LOCK is held)");
-            throw errno_error("lock", file, errno);
+            throw io_error("lock", file, errno);
         }
         fd_ = std::move(f);
     }
@@ -282,7 +282,7 @@ public:
         generation_ = top + 1;
         legacy_ = g::legacy_version(dir_).has_value();
         partial_ = dir_ / (g::folder_name(generation_) + ".partial");
-        if (::mkdir(partial_.c_str(), 0755) != 0) throw detail::errno_error("create", partial_, errno);
+        if (::mkdir(partial_.c_str(), 0755) != 0) throw detail::io_error("create", partial_, errno);
     }
     GenerationWriter(const GenerationWriter&) = delete;
     GenerationWriter& operator=(const GenerationWriter&) = delete;
@@ -338,9 +338,9 @@ public:
         std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
         for (auto& part : parts) {
             const auto file = partial_ / part.name;
-            const auto fd = detail::open_fd(file);
+            const auto fd = detail::open_fd_for_reading(file);
             const auto h = detail::hash_fd(fd.get(), file);
-            if (::fsync(fd.get()) != 0) throw detail::errno_error("fsync", file, errno);
+            if (::fsync(fd.get()) != 0) throw detail::io_error("fsync", file, errno);
             part.size = h.size;
             part.checksum = h.hash;
         }
@@ -361,7 +361,7 @@ public:
         g::step("manifest");
         // 3. the complete generation gets its final name.
         const auto final_dir = dir_ / g::folder_name(generation_);
-        if (::rename(partial_.c_str(), final_dir.c_str()) != 0) throw detail::errno_error("rename", partial_, errno);
+        if (::rename(partial_.c_str(), final_dir.c_str()) != 0) throw detail::io_error("rename", partial_, errno);
         renamed_ = true;
         detail::fsync_path(dir_);
         g::step("renamed");
@@ -371,7 +371,7 @@ public:
         detail::write_whole_file(pointer_tmp_, g::pointer_text(pointer), true);
         g::step("pointer");
         const auto pointer_file = dir_ / g::pointer_name;
-        if (::rename(pointer_tmp_.c_str(), pointer_file.c_str()) != 0) throw detail::errno_error("rename", pointer_tmp_, errno);
+        if (::rename(pointer_tmp_.c_str(), pointer_file.c_str()) != 0) throw detail::io_error("rename", pointer_tmp_, errno);
         committed_ = true;
         failed_ = false;
         pointer_tmp_.clear();
@@ -491,7 +491,7 @@ inline OpenedGeneration open_at(const std::filesystem::path& dir, const Pointer&
         if (verify) {
             SizedHash h;
             try {
-                const auto fd = open_fd(file);
+                const auto fd = open_fd_for_reading(file);
                 h = hash_fd(fd.get(), file);
             } catch (const IoError& e) {
                 throw FormatError(which + " cannot be read: " + e.what());

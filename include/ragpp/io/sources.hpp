@@ -56,7 +56,7 @@ inline constexpr std::int64_t racy_margin_ns = 2'000'000'000;
 
 /// The content hash of the file `p`, read in blocks. IoError naming the file.
 [[nodiscard]] inline std::uint64_t hash_file(const std::filesystem::path& p) {
-    const auto fd = detail::open_fd(p);
+    const auto fd = detail::open_fd_for_reading(p);
     return detail::hash_fd(fd.get(), p).hash;
 }
 
@@ -242,7 +242,7 @@ enum class Freshness { fresh, changed, deleted };
     struct stat st {};
     if (::stat(file.c_str(), &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) return Freshness::deleted;
-        throw detail::errno_error("check the source", file, errno);
+        throw detail::io_error("check the source", file, errno);
     }
     if (!S_ISREG(st.st_mode)) return Freshness::deleted;
     const auto size = static_cast<std::uint64_t>(st.st_size);
