@@ -65,3 +65,7 @@
 #include <ragpp/eval/significance.hpp>
 
 #include <ragpp/io/beir.hpp>
+#include <ragpp/io/corpus.hpp>
+#include <ragpp/io/generations.hpp>
+#include <ragpp/io/metadata_json.hpp>
+#include <ragpp/io/sources.hpp>
