@@ -50,6 +50,12 @@ function(ragpp_target_options target)
   target_compile_definitions(${target} PRIVATE
     RAGPP_SHARED_DIR="${RAGPP_SHARED_DATA_DIR}"
     RAGPP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  if(RAGPP_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # Sanitizer builds keep -g's line tables and inlined frames (every report names the
+    # right function, file and line) but not GCC's variable-location tracking, a third
+    # of their compile time (docs/getting-started.md, "CI time").
+    target_compile_options(${target} PRIVATE -fno-var-tracking -fno-var-tracking-assignments)
+  endif()
   if(RAGPP_SANITIZE STREQUAL "thread")
     target_compile_options(${target} PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
     target_link_options(${target} PRIVATE -fsanitize=thread)
