@@ -1,0 +1,197 @@
+// ragpp detail: the MaxScore BM25 top k (BM25Algorithm::maxscore; Turtle & Flood,
+// "Query evaluation: strategies and optimizations", IP&M 1995), with exact per-term
+// upper bounds from each list's (tf, length) skyline, unfielded and BM25F.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <ragpp/detail/topk.hpp>
+#include <ragpp/index/bm25/scoring.hpp>
+#include <ragpp/index/detail/bm25_plan.hpp>
+
+namespace ragpp::detail::bm25 {
+
+/// MaxScore. Each term's contribution is either `zero` (absent) or
+/// weight * tfpart(tf, L) <= ub (the maximum over the term's skyline), so a
+/// document's score is at most base + the sum of the excesses (ub - zero) of the
+/// terms it contains, base = sum of zero. Terms sorted by excess; the shortest
+/// prefix whose excesses (plus base) cannot beat the k-th score is non-essential:
+/// candidates come from the essential lists only, and the non-essential lists are
+/// probed, largest excess first, while the candidate can still enter the top k.
+/// Bounds carry a 1e-9 relative slack so rounding can never prune a document
+/// the exhaustive scorer would keep; a document enters only with its full score.
+template <BM25Variant V>
+std::size_t maxscore(const Plan& plan, TopK& top) {
+    const std::size_t m = plan.terms.size();
+    std::vector<double> excess(m);
+    double base = 0.0, magnitude = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const auto& t = plan.terms[i];
+        double ub = t.zero;
+        for (const auto& p : *t.skyline)
+            ub = std::max(ub, t.weight * bm25_tf_part<V>(static_cast<double>(p.tf), plan.norm(p.len), plan.k1, plan.delta));
+        excess[i] = ub - t.zero;
+        base += t.zero;
+        magnitude += std::abs(ub) + std::abs(t.zero);
+    }
+    const double slack = 1e-9 * magnitude + 1e-300;
+    std::vector<std::size_t> order(m);
+    for (std::size_t i = 0; i < m; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return excess[a] < excess[b]; });
+    std::vector<double> prefix(m + 1, 0.0);  // prefix[j] = excesses of order[0..j)
+    for (std::size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + excess[order[j]];
+
+    std::vector<const Posting*> cur(m);
+    std::vector<std::uint32_t> tfs(m);
+    for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
+    std::size_t ne = 0;  // order[0..ne) are non-essential
+    std::size_t scored = 0;
+    for (;;) {
+        if (top.full())
+            while (ne < m && base + prefix[ne + 1] + slack <= top.threshold()) ++ne;
+        if (ne == m) break;
+        DocId d = std::numeric_limits<DocId>::max();
+        bool any = false;
+        for (std::size_t j = ne; j < m; ++j) {
+            const std::size_t i = order[j];
+            if (cur[i] != plan.terms[i].end && cur[i]->doc <= d) {
+                d = cur[i]->doc;
+                any = true;
+            }
+        }
+        if (!any) break;
+        std::fill(tfs.begin(), tfs.end(), 0U);
+        for (std::size_t j = ne; j < m; ++j) {
+            const std::size_t i = order[j];
+            if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
+                tfs[i] = cur[i]->tf;
+                ++cur[i];
+            }
+        }
+        if (!plan.allows(d)) continue;
+        const std::uint32_t len = (*plan.doc_len)[d];
+        if (top.full()) {
+            const double theta = top.threshold();
+            const double norm = plan.norm(len);
+            double bound = base + prefix[ne];
+            for (std::size_t j = ne; j < m; ++j) {
+                const std::size_t i = order[j];
+                if (tfs[i] != 0)
+                    bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
+                             plan.terms[i].zero;
+            }
+            bool skip = false;
+            for (std::size_t j = ne; j-- > 0;) {
+                if (bound + slack <= theta) {
+                    skip = true;
+                    break;
+                }
+                const std::size_t i = order[j];
+                cur[i] = next_geq(cur[i], plan.terms[i].end, d);
+                bound -= excess[i];
+                if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
+                    tfs[i] = cur[i]->tf;
+                    bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
+                             plan.terms[i].zero;
+                }
+            }
+            if (skip || bound + slack <= theta) continue;
+        } else {
+            for (std::size_t j = 0; j < ne; ++j) {
+                const std::size_t i = order[j];
+                cur[i] = next_geq(cur[i], plan.terms[i].end, d);
+                if (cur[i] != plan.terms[i].end && cur[i]->doc == d) tfs[i] = cur[i]->tf;
+            }
+        }
+        ++scored;
+        top.push(d, static_cast<float>(score_doc<V>(plan, tfs.data(), len)));
+    }
+    return scored;
+}
+
+/// MaxScore over fielded terms: as `maxscore`, a term's excess being the bound of
+/// its contribution minus `zero`; the bound is weight * tfpartF(sum over read fields
+/// of w_f * the largest tf / L_f on the field's skyline).
+template <BM25Variant V>
+std::size_t maxscore_fielded(const FieldedPlan& plan, TopK& top) {
+    const std::size_t m = plan.terms.size();
+    std::vector<double> excess(m);
+    double base = 0.0, magnitude = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const auto& t = plan.terms[i];
+        double xmax = 0.0;
+        for (std::size_t f = 0; f < 4; ++f) {
+            if (t.skyline[f] == nullptr) continue;
+            double best = 0.0;
+            for (const auto& p : *t.skyline[f])
+                best = std::max(best, static_cast<double>(p.tf) / plan.norm(f, p.len));
+            xmax += plan.w[f] * best;
+        }
+        const double ub = std::max(t.zero, t.weight * bm25f_tf_part<V>(xmax, plan.k1, plan.delta));
+        excess[i] = ub - t.zero;
+        base += t.zero;
+        magnitude += std::abs(ub) + std::abs(t.zero);
+    }
+    const double slack = 1e-9 * magnitude + 1e-300;
+    std::vector<std::size_t> order(m);
+    for (std::size_t i = 0; i < m; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return excess[a] < excess[b]; });
+    std::vector<double> prefix(m + 1, 0.0);
+    for (std::size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + excess[order[j]];
+
+    std::vector<std::array<const Posting*, 4>> cur(m);
+    std::vector<std::uint32_t> tfs(4 * m);
+    for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
+    // Moves the cursors of term i to d and reads its frequencies; true when present.
+    auto probe = [&](std::size_t i, DocId d) {
+        const auto& t = plan.terms[i];
+        for (std::size_t f = 0; f < 4; ++f) cur[i][f] = next_geq(cur[i][f], t.end[f], d);
+        return take_doc(t, cur[i], d, &tfs[4 * i]);
+    };
+    std::size_t ne = 0;
+    std::size_t scored = 0;
+    for (;;) {
+        if (top.full())
+            while (ne < m && base + prefix[ne + 1] + slack <= top.threshold()) ++ne;
+        if (ne == m) break;
+        DocId d = std::numeric_limits<DocId>::max();
+        for (std::size_t j = ne; j < m; ++j) d = std::min(d, min_doc(plan.terms[order[j]], cur[order[j]]));
+        if (d == std::numeric_limits<DocId>::max()) break;
+        std::fill(tfs.begin(), tfs.end(), 0U);
+        for (std::size_t j = ne; j < m; ++j) take_doc(plan.terms[order[j]], cur[order[j]], d, &tfs[4 * order[j]]);
+        if (!plan.allows(d)) continue;
+        if (top.full()) {
+            const double theta = top.threshold();
+            const auto norms = field_norms(plan, d);
+            double bound = base + prefix[ne];
+            for (std::size_t j = ne; j < m; ++j) {
+                const std::size_t i = order[j];
+                bound += field_contribution<V>(plan, i, &tfs[4 * i], norms) - plan.terms[i].zero;
+            }
+            bool skip = false;
+            for (std::size_t j = ne; j-- > 0;) {
+                if (bound + slack <= theta) {
+                    skip = true;
+                    break;
+                }
+                const std::size_t i = order[j];
+                bound -= excess[i];
+                if (probe(i, d)) bound += field_contribution<V>(plan, i, &tfs[4 * i], norms) - plan.terms[i].zero;
+            }
+            if (skip || bound + slack <= theta) continue;
+        } else {
+            for (std::size_t j = 0; j < ne; ++j) probe(order[j], d);
+        }
+        ++scored;
+        top.push(d, static_cast<float>(score_fielded<V>(plan, tfs.data(), d)));
+    }
+    return scored;
+}
+
+}  // namespace ragpp::detail::bm25
