@@ -295,17 +295,7 @@ public:
         plan.terms = resolve(query_terms, k1, delta);
         if (plan.terms.empty()) return {};
         const BM25Algorithm algorithm = choose(plan, strategy);
-        switch (params_.variant) {
-            case BM25Variant::lucene: return run<BM25Variant::lucene>(plan, k, algorithm, stats);
-            case BM25Variant::robertson: return run<BM25Variant::robertson>(plan, k, algorithm, stats);
-            case BM25Variant::atire: return run<BM25Variant::atire>(plan, k, algorithm, stats);
-            case BM25Variant::bm25l: return run<BM25Variant::bm25l>(plan, k, algorithm, stats);
-            case BM25Variant::bm25plus: return run<BM25Variant::bm25plus>(plan, k, algorithm, stats);
-            case BM25Variant::rank_bm25_okapi: return run<BM25Variant::rank_bm25_okapi>(plan, k, algorithm, stats);
-            case BM25Variant::rank_bm25_l: return run<BM25Variant::rank_bm25_l>(plan, k, algorithm, stats);
-            case BM25Variant::rank_bm25_plus: return run<BM25Variant::rank_bm25_plus>(plan, k, algorithm, stats);
-        }
-        return {};
+        return visit_bm25_variant(params_.variant, [&](auto v) { return run<decltype(v)::value>(plan, k, algorithm, stats); });
     }
 
     // --- statistics -------------------------------------------------------------------
@@ -685,17 +675,8 @@ private:
                                              [](const detail::bm25::FieldedTerm& t) { return t.weight >= 0.0; });
         const bool prune = !all && nonnegative &&
                            (strategy == BM25Strategy::automatic || strategy == BM25Strategy::maxscore);
-        switch (params_.variant) {
-            case BM25Variant::lucene: return run_fielded<BM25Variant::lucene>(plan, k, prune, stats);
-            case BM25Variant::robertson: return run_fielded<BM25Variant::robertson>(plan, k, prune, stats);
-            case BM25Variant::atire: return run_fielded<BM25Variant::atire>(plan, k, prune, stats);
-            case BM25Variant::bm25l: return run_fielded<BM25Variant::bm25l>(plan, k, prune, stats);
-            case BM25Variant::bm25plus: return run_fielded<BM25Variant::bm25plus>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_okapi: return run_fielded<BM25Variant::rank_bm25_okapi>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_l: return run_fielded<BM25Variant::rank_bm25_l>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_plus: return run_fielded<BM25Variant::rank_bm25_plus>(plan, k, prune, stats);
-        }
-        return {};
+        return visit_bm25_variant(params_.variant,
+                                  [&](auto v) { return run_fielded<decltype(v)::value>(plan, k, prune, stats); });
     }
 
     template <BM25Variant V>

@@ -79,6 +79,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
@@ -116,6 +117,24 @@ inline constexpr BM25Variant bm25_variants[] = {
         case BM25Variant::rank_bm25_plus: return "rank_bm25.BM25Plus";
     }
     return "?";
+}
+
+/// Calls f(std::integral_constant<BM25Variant, v>{}): turns a run-time variant into
+/// a compile-time one (the scoring loops are instantiated per variant).
+template <class F>
+decltype(auto) visit_bm25_variant(BM25Variant v, F&& f) {
+    using C = BM25Variant;
+    switch (v) {
+        case C::lucene: return f(std::integral_constant<C, C::lucene>{});
+        case C::robertson: return f(std::integral_constant<C, C::robertson>{});
+        case C::atire: return f(std::integral_constant<C, C::atire>{});
+        case C::bm25l: return f(std::integral_constant<C, C::bm25l>{});
+        case C::bm25plus: return f(std::integral_constant<C, C::bm25plus>{});
+        case C::rank_bm25_okapi: return f(std::integral_constant<C, C::rank_bm25_okapi>{});
+        case C::rank_bm25_l: return f(std::integral_constant<C, C::rank_bm25_l>{});
+        case C::rank_bm25_plus: break;
+    }
+    return f(std::integral_constant<C, C::rank_bm25_plus>{});
 }
 
 /// The variant named `name` (as to_string spells it; "bm25plus" is accepted too).

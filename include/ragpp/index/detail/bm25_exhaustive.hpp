@@ -17,6 +17,20 @@
 
 namespace ragpp::detail::bm25 {
 
+/// rank_bm25 scores every document: the live, allowed documents without any query
+/// term (not `matched`) all get `score`, the sum of the absent-term parts; the k
+/// smallest such ids can enter. Returns how many were offered.
+template <class P>
+std::size_t push_unmatched(const P& plan, const std::vector<std::uint8_t>& matched, float score, std::size_t k, TopK& top) {
+    std::size_t added = 0;
+    for (std::size_t d = 0; d < plan.live->size() && added < k; ++d) {
+        if (!(*plan.live)[d] || matched[d] || !plan.allows(static_cast<DocId>(d))) continue;
+        ++added;
+        top.push(static_cast<DocId>(d), score);
+    }
+    return added;
+}
+
 template <BM25Variant V>
 std::size_t exhaustive(const Plan& plan, TopK& top, std::size_t k) {
     const std::size_t m = plan.terms.size();
@@ -52,14 +66,7 @@ std::size_t exhaustive(const Plan& plan, TopK& top, std::size_t k) {
         // rank_bm25 scores every document: those without any query term all get
         // the sum of the absent-term parts; the k smallest such ids can enter.
         std::fill(tfs.begin(), tfs.end(), 0U);
-        const auto base = static_cast<float>(score_doc<V>(plan, tfs.data(), 1));
-        std::size_t added = 0;
-        for (std::size_t d = 0; d < plan.live->size() && added < k; ++d) {
-            if (!(*plan.live)[d] || matched[d] || !plan.allows(static_cast<DocId>(d))) continue;
-            ++added;
-            ++scored;
-            top.push(static_cast<DocId>(d), base);
-        }
+        scored += push_unmatched(plan, matched, static_cast<float>(score_doc<V>(plan, tfs.data(), 1)), k, top);
     }
     return scored;
 }
@@ -87,13 +94,7 @@ std::size_t exhaustive_fielded(const FieldedPlan& plan, TopK& top, std::size_t k
         std::fill(tfs.begin(), tfs.end(), 0U);
         double base = 0.0;
         for (const auto& t : plan.terms) base += t.zero;
-        std::size_t added = 0;
-        for (std::size_t d = 0; d < plan.live->size() && added < k; ++d) {
-            if (!(*plan.live)[d] || matched[d] || !plan.allows(static_cast<DocId>(d))) continue;
-            ++added;
-            ++scored;
-            top.push(static_cast<DocId>(d), static_cast<float>(base));
-        }
+        scored += push_unmatched(plan, matched, static_cast<float>(base), k, top);
     }
     return scored;
 }

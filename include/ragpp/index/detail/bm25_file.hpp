@@ -33,43 +33,15 @@ inline constexpr BinaryFormat file_format{"BM25INDX", 3, "BM25 index", "RGPPBM25
 
 /// Reads and writes a BM25Index's private state (a friend of BM25Index).
 struct Codec {
-    template <class Index>
-    [[nodiscard]] static std::string write(const Index& ix) {
-    BinaryWriter w;
-    w.str(ix.analyzer_.name());
-    w.u8(static_cast<std::uint8_t>(ix.params_.variant));
-    w.f64(ix.params_.k1);
-    w.f64(ix.params_.b);
-    w.f64(ix.params_.delta);
-    w.f64(ix.params_.epsilon);
-    w.f64(ix.params_.field_weights.title);
-    w.f64(ix.params_.field_weights.headings);
-    w.f64(ix.params_.field_weights.path);
-    w.f64(ix.params_.field_b);
-    w.u64(ix.live_.size());
-    for (std::size_t i = 0; i < ix.live_.size(); ++i) {
-        w.u8(ix.live_[i]);
-        w.u32(ix.doc_len_[i]);
-    }
-    w.u64(ix.vocabulary_size());
-    for (std::size_t t = 0; t < ix.terms_.size(); ++t) {
-        const auto& pl = ix.terms_[t].postings;
-        if (pl.empty()) continue;
-        w.str(ix.dict_.name(static_cast<std::uint32_t>(t)));
-        w.u64(pl.size());
-        for (const auto& p : pl) {
-            w.u32(p.doc);
-            w.u32(p.tf);
-        }
-    }
-    for (const auto& fd : ix.fields_) {
+    /// A terms section: the count of terms with postings, then each with its postings.
+    static void write_terms(BinaryWriter& w, const TermDict& dict, const std::vector<TermData>& terms) {
         std::uint64_t count = 0;
-        for (const auto& td : fd.terms) count += td.postings.empty() ? 0 : 1;
+        for (const auto& td : terms) count += td.postings.empty() ? 0 : 1;
         w.u64(count);
-        for (std::size_t t = 0; t < fd.terms.size(); ++t) {
-            const auto& pl = fd.terms[t].postings;
+        for (std::size_t t = 0; t < terms.size(); ++t) {
+            const auto& pl = terms[t].postings;
             if (pl.empty()) continue;
-            w.str(ix.dict_.name(static_cast<std::uint32_t>(t)));
+            w.str(dict.name(static_cast<std::uint32_t>(t)));
             w.u64(pl.size());
             for (const auto& p : pl) {
                 w.u32(p.doc);
@@ -77,6 +49,27 @@ struct Codec {
             }
         }
     }
+
+    template <class Index>
+    [[nodiscard]] static std::string write(const Index& ix) {
+        BinaryWriter w;
+        w.str(ix.analyzer_.name());
+        w.u8(static_cast<std::uint8_t>(ix.params_.variant));
+        w.f64(ix.params_.k1);
+        w.f64(ix.params_.b);
+        w.f64(ix.params_.delta);
+        w.f64(ix.params_.epsilon);
+        w.f64(ix.params_.field_weights.title);
+        w.f64(ix.params_.field_weights.headings);
+        w.f64(ix.params_.field_weights.path);
+        w.f64(ix.params_.field_b);
+        w.u64(ix.live_.size());
+        for (std::size_t i = 0; i < ix.live_.size(); ++i) {
+            w.u8(ix.live_[i]);
+            w.u32(ix.doc_len_[i]);
+        }
+        write_terms(w, ix.dict_, ix.terms_);
+        for (const auto& fd : ix.fields_) write_terms(w, ix.dict_, fd.terms);
         return w.finish(file_format);
     }
 

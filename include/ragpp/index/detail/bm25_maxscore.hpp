@@ -17,6 +17,42 @@
 
 namespace ragpp::detail::bm25 {
 
+/// What MaxScore prunes with. A term's contribution is `zero` (absent) or at most its
+/// upper bound ub; its excess is ub - zero. Terms sorted by excess (order); prefix[j]
+/// is the sum of the excesses of order[0..j); a document's score is at most base (the
+/// sum of the zeros) plus the excesses of the terms it contains. slack is 1e-9 of the
+/// magnitude of the bounds, so rounding never prunes a document that would enter.
+struct MaxScoreOrder {
+    std::vector<double> excess;
+    double base = 0.0;
+    double slack = 0.0;
+    std::vector<std::size_t> order;
+    std::vector<double> prefix;
+};
+
+/// The MaxScoreOrder of a plan's terms given upper_bound(term).
+template <class P, class F>
+[[nodiscard]] MaxScoreOrder order_by_excess(const P& plan, F&& upper_bound) {
+    const std::size_t m = plan.terms.size();
+    MaxScoreOrder o;
+    o.excess.resize(m);
+    double magnitude = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const auto& t = plan.terms[i];
+        const double ub = upper_bound(t);
+        o.excess[i] = ub - t.zero;
+        o.base += t.zero;
+        magnitude += std::abs(ub) + std::abs(t.zero);
+    }
+    o.slack = 1e-9 * magnitude + 1e-300;
+    o.order.resize(m);
+    for (std::size_t i = 0; i < m; ++i) o.order[i] = i;
+    std::sort(o.order.begin(), o.order.end(), [&](std::size_t a, std::size_t b) { return o.excess[a] < o.excess[b]; });
+    o.prefix.assign(m + 1, 0.0);
+    for (std::size_t j = 0; j < m; ++j) o.prefix[j + 1] = o.prefix[j] + o.excess[o.order[j]];
+    return o;
+}
+
 /// MaxScore. Each term's contribution is either `zero` (absent) or
 /// weight * tfpart(tf, L) <= ub (the maximum over the term's skyline), so a
 /// document's score is at most base + the sum of the excesses (ub - zero) of the
@@ -29,23 +65,13 @@ namespace ragpp::detail::bm25 {
 template <BM25Variant V>
 std::size_t maxscore(const Plan& plan, TopK& top) {
     const std::size_t m = plan.terms.size();
-    std::vector<double> excess(m);
-    double base = 0.0, magnitude = 0.0;
-    for (std::size_t i = 0; i < m; ++i) {
-        const auto& t = plan.terms[i];
+    const MaxScoreOrder o = order_by_excess(plan, [&](const QueryTerm& t) {
         double ub = t.zero;
         for (const auto& p : *t.skyline)
             ub = std::max(ub, t.weight * bm25_tf_part<V>(static_cast<double>(p.tf), plan.norm(p.len), plan.k1, plan.delta));
-        excess[i] = ub - t.zero;
-        base += t.zero;
-        magnitude += std::abs(ub) + std::abs(t.zero);
-    }
-    const double slack = 1e-9 * magnitude + 1e-300;
-    std::vector<std::size_t> order(m);
-    for (std::size_t i = 0; i < m; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return excess[a] < excess[b]; });
-    std::vector<double> prefix(m + 1, 0.0);  // prefix[j] = excesses of order[0..j)
-    for (std::size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + excess[order[j]];
+        return ub;
+    });
+    const auto& [excess, base, slack, order, prefix] = o;
 
     std::vector<const Posting*> cur(m);
     std::vector<std::uint32_t> tfs(m);
@@ -121,10 +147,7 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
 template <BM25Variant V>
 std::size_t maxscore_fielded(const FieldedPlan& plan, TopK& top) {
     const std::size_t m = plan.terms.size();
-    std::vector<double> excess(m);
-    double base = 0.0, magnitude = 0.0;
-    for (std::size_t i = 0; i < m; ++i) {
-        const auto& t = plan.terms[i];
+    const MaxScoreOrder o = order_by_excess(plan, [&](const FieldedTerm& t) {
         double xmax = 0.0;
         for (std::size_t f = 0; f < 4; ++f) {
             if (t.skyline[f] == nullptr) continue;
@@ -133,17 +156,9 @@ std::size_t maxscore_fielded(const FieldedPlan& plan, TopK& top) {
                 best = std::max(best, static_cast<double>(p.tf) / plan.norm(f, p.len));
             xmax += plan.w[f] * best;
         }
-        const double ub = std::max(t.zero, t.weight * bm25f_tf_part<V>(xmax, plan.k1, plan.delta));
-        excess[i] = ub - t.zero;
-        base += t.zero;
-        magnitude += std::abs(ub) + std::abs(t.zero);
-    }
-    const double slack = 1e-9 * magnitude + 1e-300;
-    std::vector<std::size_t> order(m);
-    for (std::size_t i = 0; i < m; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return excess[a] < excess[b]; });
-    std::vector<double> prefix(m + 1, 0.0);
-    for (std::size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + excess[order[j]];
+        return std::max(t.zero, t.weight * bm25f_tf_part<V>(xmax, plan.k1, plan.delta));
+    });
+    const auto& [excess, base, slack, order, prefix] = o;
 
     std::vector<std::array<const Posting*, 4>> cur(m);
     std::vector<std::uint32_t> tfs(4 * m);
