@@ -44,7 +44,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
-#include <ragpp/detail/json_file.hpp>
+#include <ragpp/embed/detail/json_file.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/safetensors.hpp>
 #include <ragpp/embed/tokenizer_json.hpp>

@@ -71,7 +71,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
-#include <ragpp/detail/json_file.hpp>
+#include <ragpp/embed/detail/json_file.hpp>
 #include <ragpp/detail/nn.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/safetensors.hpp>

@@ -684,7 +684,7 @@ private:
                                                BM25SearchStats* stats) const {
         detail::TopK top(k, live_.size());
         const std::size_t scored =
-            prune ? detail::bm25::maxscore_fielded<V>(plan, top) : detail::bm25::exhaustive_fielded<V>(plan, top, k);
+            prune ? detail::bm25::maxscore_fielded<V>(plan, top) : detail::bm25::exhaustive<V>(plan, top, k);
         if (stats) *stats = {scored, prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive};
         return top.take_sorted();
     }

@@ -53,6 +53,7 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/aligned_allocator.hpp>
 #include <ragpp/detail/binary_file.hpp>
 #include <ragpp/detail/file.hpp>
 #include <ragpp/detail/simd.hpp>
@@ -61,24 +62,6 @@
 #include <ragpp/embed/hashing.hpp>
 
 namespace ragpp {
-
-namespace detail {
-/// Allocates on 64-byte (cache line) boundaries, so that a row's vector loads never
-/// straddle two lines for dimensions that are multiples of 16.
-template <class T>
-struct CacheAlignedAllocator {
-    using value_type = T;
-    CacheAlignedAllocator() = default;
-    template <class U>
-    CacheAlignedAllocator(const CacheAlignedAllocator<U>&) noexcept {}
-    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
-    template <class U>
-    friend bool operator==(const CacheAlignedAllocator&, const CacheAlignedAllocator<U>&) noexcept { return true; }
-};
-template <class T>
-using AlignedVector = std::vector<T, CacheAlignedAllocator<T>>;
-}  // namespace detail
 
 enum class Metric : std::uint32_t { cosine = 0, inner_product = 1, l2 = 2 };
 enum class Quantization : std::uint32_t { none = 0, float16 = 1, int8 = 2 };

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <ragpp/detail/topk.hpp>
@@ -31,67 +33,64 @@ std::size_t push_unmatched(const P& plan, const std::vector<std::uint8_t>& match
     return added;
 }
 
-template <BM25Variant V>
-std::size_t exhaustive(const Plan& plan, TopK& top, std::size_t k) {
-    const std::size_t m = plan.terms.size();
-    std::vector<const Posting*> cur(m);
-    std::vector<std::uint32_t> tfs(m);
-    for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
-    const bool all = plan.all;
-    std::vector<std::uint8_t> matched(all ? plan.live->size() : 0, 0);
-    std::size_t scored = 0;
-    for (;;) {
-        DocId d = std::numeric_limits<DocId>::max();
-        bool any = false;
-        for (std::size_t i = 0; i < m; ++i)
-            if (cur[i] != plan.terms[i].end && cur[i]->doc <= d) {
-                d = cur[i]->doc;
-                any = true;
-            }
-        if (!any) break;
-        for (std::size_t i = 0; i < m; ++i) {
-            if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
-                tfs[i] = cur[i]->tf;
-                ++cur[i];
-            } else {
-                tfs[i] = 0;
-            }
+/// The next document of a scan, the smallest at the cursors; false when every list is done.
+inline bool next_doc(const Plan& plan, const std::vector<const Posting*>& cur, DocId& d) noexcept {
+    d = std::numeric_limits<DocId>::max();
+    bool any = false;
+    for (std::size_t i = 0; i < cur.size(); ++i)
+        if (cur[i] != plan.terms[i].end && cur[i]->doc <= d) {
+            d = cur[i]->doc;
+            any = true;
         }
-        if (all) matched[d] = 1;
-        if (!plan.allows(d)) continue;
-        ++scored;
-        top.push(d, static_cast<float>(score_doc<V>(plan, tfs.data(), (*plan.doc_len)[d])));
+    return any;
+}
+inline bool next_doc(const FieldedPlan& plan, const std::vector<std::array<const Posting*, 4>>& cur, DocId& d) noexcept {
+    d = std::numeric_limits<DocId>::max();
+    for (std::size_t i = 0; i < cur.size(); ++i) d = std::min(d, min_doc(plan.terms[i], cur[i]));
+    return d != std::numeric_limits<DocId>::max();
+}
+
+/// Reads the frequencies of every term in d (0 when absent) and moves the cursors past d.
+inline void read_doc(const Plan& plan, std::vector<const Posting*>& cur, DocId d, std::vector<std::uint32_t>& tfs) noexcept {
+    for (std::size_t i = 0; i < cur.size(); ++i) {
+        if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
+            tfs[i] = cur[i]->tf;
+            ++cur[i];
+        } else {
+            tfs[i] = 0;
+        }
     }
-    if (all) {
-        // rank_bm25 scores every document: those without any query term all get
-        // the sum of the absent-term parts; the k smallest such ids can enter.
-        std::fill(tfs.begin(), tfs.end(), 0U);
-        scored += push_unmatched(plan, matched, static_cast<float>(score_doc<V>(plan, tfs.data(), 1)), k, top);
-    }
-    return scored;
+}
+inline void read_doc(const FieldedPlan& plan, std::vector<std::array<const Posting*, 4>>& cur, DocId d,
+                     std::vector<std::uint32_t>& tfs) noexcept {
+    for (std::size_t i = 0; i < cur.size(); ++i) take_doc(plan.terms[i], cur[i], d, &tfs[4 * i]);
 }
 
 template <BM25Variant V>
-std::size_t exhaustive_fielded(const FieldedPlan& plan, TopK& top, std::size_t k) {
-    const std::size_t m = plan.terms.size();
-    std::vector<std::array<const Posting*, 4>> cur(m);
-    std::vector<std::uint32_t> tfs(4 * m);
-    for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
-    const bool all = plan.all;
-    std::vector<std::uint8_t> matched(all ? plan.live->size() : 0, 0);
+[[nodiscard]] double score_at(const Plan& plan, const std::uint32_t* tfs, DocId d) noexcept {
+    return score_doc<V>(plan, tfs, (*plan.doc_len)[d]);
+}
+template <BM25Variant V>
+[[nodiscard]] double score_at(const FieldedPlan& plan, const std::uint32_t* tfs, DocId d) noexcept {
+    return score_fielded<V>(plan, tfs, d);
+}
+
+/// Document at a time over every matching document, unfielded (Plan) or BM25F
+/// (FieldedPlan); rank_bm25_l / rank_bm25_plus then offer the unmatched documents too.
+template <BM25Variant V, class P>
+std::size_t exhaustive(const P& plan, TopK& top, std::size_t k) {
+    Cursors scan(plan, std::is_same_v<P, FieldedPlan> ? 4 : 1);
+    std::vector<std::uint8_t> matched(plan.all ? plan.live->size() : 0, 0);
     std::size_t scored = 0;
-    for (;;) {
-        DocId d = std::numeric_limits<DocId>::max();
-        for (std::size_t i = 0; i < m; ++i) d = std::min(d, min_doc(plan.terms[i], cur[i]));
-        if (d == std::numeric_limits<DocId>::max()) break;
-        for (std::size_t i = 0; i < m; ++i) take_doc(plan.terms[i], cur[i], d, &tfs[4 * i]);
-        if (all) matched[d] = 1;
+    for (DocId d = 0; next_doc(plan, scan.cur, d);) {
+        read_doc(plan, scan.cur, d, scan.tfs);
+        if (plan.all) matched[d] = 1;
         if (!plan.allows(d)) continue;
         ++scored;
-        top.push(d, static_cast<float>(score_fielded<V>(plan, tfs.data(), d)));
+        top.push(d, static_cast<float>(score_at<V>(plan, scan.tfs.data(), d)));
     }
-    if (all) {
-        std::fill(tfs.begin(), tfs.end(), 0U);
+    if (plan.all) {
+        // The score of a document without any query term: the sum of the absent-term parts.
         double base = 0.0;
         for (const auto& t : plan.terms) base += t.zero;
         scored += push_unmatched(plan, matched, static_cast<float>(base), k, top);

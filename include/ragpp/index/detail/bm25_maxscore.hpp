@@ -73,9 +73,9 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
     });
     const auto& [excess, base, slack, order, prefix] = o;
 
-    std::vector<const Posting*> cur(m);
-    std::vector<std::uint32_t> tfs(m);
-    for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
+    Cursors scan(plan, 1);
+    auto& cur = scan.cur;
+    auto& tfs = scan.tfs;
     std::size_t ne = 0;  // order[0..ne) are non-essential
     std::size_t scored = 0;
     for (;;) {
@@ -160,9 +160,9 @@ std::size_t maxscore_fielded(const FieldedPlan& plan, TopK& top) {
     });
     const auto& [excess, base, slack, order, prefix] = o;
 
-    std::vector<std::array<const Posting*, 4>> cur(m);
-    std::vector<std::uint32_t> tfs(4 * m);
-    for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
+    Cursors scan(plan, 4);
+    auto& cur = scan.cur;
+    auto& tfs = scan.tfs;
     // Moves the cursors of term i to d and reads its frequencies; true when present.
     auto probe = [&](std::size_t i, DocId d) {
         const auto& t = plan.terms[i];

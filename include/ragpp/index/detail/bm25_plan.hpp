@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <ragpp/core/bitset.hpp>
@@ -121,6 +123,19 @@ template <BM25Variant V>
     for (std::size_t i = 0; i < plan.terms.size(); ++i) s += field_contribution<V>(plan, i, tfs + 4 * i, norms);
     return s;
 }
+
+/// The cursors of a document-at-a-time scan, one per query term at the start of its
+/// list (or lists, one per field), and the frequencies read at the current document,
+/// `stride` per term.
+template <class P>
+struct Cursors {
+    using Cursor = std::remove_cvref_t<decltype(std::declval<const P&>().terms.front().begin)>;
+    std::vector<Cursor> cur;
+    std::vector<std::uint32_t> tfs;
+    Cursors(const P& plan, std::size_t stride) : cur(plan.terms.size()), tfs(stride * plan.terms.size()) {
+        for (std::size_t i = 0; i < plan.terms.size(); ++i) cur[i] = plan.terms[i].begin;
+    }
+};
 
 /// The smallest document at or after the cursors of term i (max() when none).
 inline DocId min_doc(const FieldedTerm& t, const std::array<const Posting*, 4>& cur) noexcept {

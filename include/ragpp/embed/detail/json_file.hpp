@@ -1,4 +1,4 @@
-// ragpp detail: a whole JSON file (detail::read_file, then nlohmann's parser), with
+// ragpp detail (embed/): a whole JSON file (detail::read_file, then nlohmann's parser), with
 // errors naming the file.
 #pragma once
 
