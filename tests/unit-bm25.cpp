@@ -496,6 +496,10 @@ TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the fil
     SECTION("unreadable files are IoError") {
         CHECK_THROWS_AS(Index::load(dir.path / "missing.bm25"), ragpp::IoError);
         CHECK_THROWS_AS(Index::load(dir.path), ragpp::IoError);
+        // detail::read_file names the file in both cases.
+        CHECK_THROWS_WITH(Index::load(dir.path / "missing.bm25"),
+                          Catch::Contains("cannot open '" + (dir.path / "missing.bm25").string() + "' for reading"));
+        CHECK_THROWS_WITH(Index::load(dir.path), Catch::Contains("'" + dir.path.string() + "' is a directory"));
         CHECK_THROWS_AS(small_index().save(dir.path / "no" / "such" / "dir.bm25"), ragpp::IoError);
     }
 }
