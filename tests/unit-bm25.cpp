@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -469,26 +470,36 @@ TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the fil
     SECTION("foreign files, other versions, other analyzers") {
         expect_format_error("", "not a ragpp BM25 index");
         expect_format_error("{\"not\": \"an index\"}\n", "not a ragpp BM25 index");
-        std::string v3 = good;
-        v3[8] = 3;
-        expect_format_error(v3, "version 3");
-        expect_format_error(v3, "rebuild the index");
+        // The version is the u32 at offset 16 of the container (detail/binary_file.hpp).
+        std::string older = good, newer = good;
+        older[16] = 2;
+        newer[16] = 99;
+        expect_format_error(older, "was written by an older ragpp (BM25 index format 2");
+        expect_format_error(older, "rebuild the index");
+        expect_format_error(newer, "was written by a newer ragpp (BM25 index format 99");
+        std::string vector_file = good;
+        vector_file.replace(8, 8, "VECINDEX");
+        expect_format_error(vector_file, "not a ragpp BM25 index file (it holds format 'VECINDEX'");
         CHECK_THROWS_AS(BM25Index<OtherAnalyzer>::from_bytes(good), ragpp::FormatError);
         CHECK_THROWS_WITH(BM25Index<OtherAnalyzer>::from_bytes(good), Catch::Contains("'whitespace'") && Catch::Contains("'other'"));
         CHECK(Index::from_bytes(good).size() == 38);
     }
     SECTION("a consistent checksum over inconsistent content is still refused") {
         // Payload: str analyzer (4 + 10) | u8 variant | 8 x f64 | u64 slots | slot 0: u8 live, u32 length.
-        const std::size_t header = 28, len0 = header + 4 + 10 + 1 + 64 + 8 + 1;
+        const std::size_t header = 36, len0 = header + 4 + 10 + 1 + 64 + 8 + 1;
         std::string b = good;
         b[len0] = static_cast<char>(b[len0] + 1);  // document 0 one term longer than its postings
-        const auto sum = ragpp::detail::bm25::fnv1a64(std::string_view(b).substr(header));
-        for (int i = 0; i < 8; ++i) b[20 + i] = static_cast<char>((sum >> (8 * i)) & 0xFF);
+        const auto sum = ragpp::detail::fnv1a64(std::string_view(b).substr(header));
+        for (int i = 0; i < 8; ++i) b[28 + i] = static_cast<char>((sum >> (8 * i)) & 0xFF);
         expect_format_error(b, "postings sum to");
     }
     SECTION("unreadable files are IoError") {
         CHECK_THROWS_AS(Index::load(dir.path / "missing.bm25"), ragpp::IoError);
         CHECK_THROWS_AS(Index::load(dir.path), ragpp::IoError);
+        // detail::read_file names the file in both cases.
+        CHECK_THROWS_WITH(Index::load(dir.path / "missing.bm25"),
+                          Catch::Contains("cannot open '" + (dir.path / "missing.bm25").string() + "' for reading"));
+        CHECK_THROWS_WITH(Index::load(dir.path), Catch::Contains("'" + dir.path.string() + "' is a directory"));
         CHECK_THROWS_AS(small_index().save(dir.path / "no" / "such" / "dir.bm25"), ragpp::IoError);
     }
 }
@@ -728,27 +739,117 @@ TEST_CASE("BM25F live updates, save and load equal an index rebuilt from scratch
     }
 }
 
-TEST_CASE("BM25 reads version 1 files (no fields)", "[bm25][persistence][fields]") {
-    Index index;
-    RandomCorpus rc(3, 30);
-    for (int i = 0; i < 40; ++i) index.add_document(doc(rc.text(10)));
-    const std::string v2 = index.to_bytes();
-    // Version 1: no field parameters after epsilon, no field sections at the end.
-    const std::size_t header = 28, params_end = header + 4 + 10 + 1 + 32;
-    std::string payload = v2.substr(header, params_end - header) + v2.substr(params_end + 32, v2.size() - params_end - 32 - 24);
-    std::string v1 = v2.substr(0, 8);
+namespace {
+/// A BM25 file of the current container around `payload` (checksum recomputed).
+std::string bm25_file(const std::string& payload) {
+    std::string f = "RAGPPIDX";
+    f += "BM25INDX";
     auto put = [&](std::uint64_t x, int bytes) {
-        for (int i = 0; i < bytes; ++i) v1.push_back(static_cast<char>((x >> (8 * i)) & 0xFF));
+        for (int i = 0; i < bytes; ++i) f.push_back(static_cast<char>((x >> (8 * i)) & 0xFF));
     };
-    put(1, 4);
+    put(Index::file_version, 4);
     put(payload.size(), 8);
-    put(ragpp::detail::bm25::fnv1a64(payload), 8);
-    v1 += payload;
-    const Index old = Index::from_bytes(v1);
-    CHECK(old.size() == 40);
-    CHECK(old.params().field_weights == index.params().field_weights);
+    put(ragpp::detail::fnv1a64(payload), 8);
+    return f + payload;
+}
+}  // namespace
+
+TEST_CASE("BM25 refuses files of the formats before the common container", "[bm25][persistence]") {
+    // Written by main at 36f7c6d (format 2, magic "RGPPBM25"): two documents "a b c", "b c d".
+    const auto fixture = std::filesystem::path(RAGPP_SOURCE_DIR) / "tests/fixtures/index/bm25-format2.bin";
+    CHECK_THROWS_AS(Index::load(fixture), ragpp::FormatError);
+    CHECK_THROWS_WITH(Index::load(fixture), Catch::Contains(fixture.string()) &&
+                                                Catch::Contains("was written by an older ragpp (BM25 index format 2;") &&
+                                                Catch::Contains("rebuild the index"));
+    // Format 1 had the same header as format 2 with version 1.
+    std::string v1 = slurp(fixture);
+    v1[8] = 1;
+    CHECK_THROWS_WITH(Index::from_bytes(v1, "old.bm25"), Catch::Contains("'old.bm25' was written by an older ragpp (BM25 index format 1;"));
+}
+
+TEST_CASE("BM25 counts read from a file are checked against its size before allocating", "[bm25][persistence]") {
+    const std::string good = small_index().to_bytes();
+    const std::string payload = good.substr(36);
+    // Offsets in the payload: str analyzer (4 + 10) | u8 variant | 8 x f64 | u64 slots.
+    const std::size_t slots_at = 4 + 10 + 1 + 64;
+    auto with_u64 = [&](std::size_t at, std::uint64_t v) {
+        std::string p = payload;
+        for (int i = 0; i < 8; ++i) p[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+        return bm25_file(p);
+    };
+    auto with_u32 = [&](std::size_t at, std::uint32_t v) {
+        std::string p = payload;
+        for (int i = 0; i < 4; ++i) p[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+        return bm25_file(p);
+    };
+    REQUIRE_NOTHROW(Index::from_bytes(bm25_file(payload)));
+    // 2^31 document slots, 2^63 and 2^64-1: each a FormatError naming the count, never bad_alloc.
+    for (const std::uint64_t n : {std::uint64_t{1} << 31, std::uint64_t{1} << 63, ~std::uint64_t{0}}) {
+        INFO("slots " << n);
+        CHECK_THROWS_AS(Index::from_bytes(with_u64(slots_at, n), "forged.bm25"), ragpp::FormatError);
+        CHECK_THROWS_WITH(Index::from_bytes(with_u64(slots_at, n), "forged.bm25"),
+                          Catch::Contains("'forged.bm25'") && Catch::Contains("document slots " + std::to_string(n) + " does not fit"));
+    }
+    // The analyzer name's length, 2^32-1 bytes in a file of a few hundred.
+    CHECK_THROWS_WITH(Index::from_bytes(with_u32(0, 0xFFFFFFFFU), "forged.bm25"),
+                      Catch::Contains("truncated while reading analyzer name"));
+    // The term count just after the slots.
+    const std::size_t slots = small_index().next_id();
+    const std::size_t terms_at = slots_at + 8 + 5 * slots;
+    CHECK_THROWS_WITH(Index::from_bytes(with_u64(terms_at, std::uint64_t{1} << 31), "forged.bm25"),
+                      Catch::Contains("term count 2147483648 does not fit"));
+    // A payload size in the header larger than the file.
+    std::string big = good;
+    big[27] = 0x7F;
+    CHECK_THROWS_WITH(Index::from_bytes(big, "forged.bm25"), Catch::Contains("truncated: the header announces"));
+}
+
+TEST_CASE("BM25 any k, up to SIZE_MAX, returns every match without reserving k slots", "[bm25]") {
+    const Index index = small_index();
+    RandomCorpus rc(5, 30);
     for (int q = 0; q < 10; ++q) {
         const auto query = rc.text(3);
-        CHECK(old.search(query, 10) == index.search(query, 10));
+        const auto all = index.search_exhaustive(query, index.next_id());
+        for (const std::size_t k : {std::size_t{1} << 40, std::numeric_limits<std::size_t>::max()}) {
+            INFO("query '" << query << "' k " << k);
+            CHECK(index.search(query, k) == all);
+            CHECK(index.search_exhaustive(query, k) == all);
+            const auto terms = ragpp::analyze(WhitespaceAnalyzer{}, query);
+            CHECK(index.search_terms(terms, k, {}, BM25Strategy::maxscore) == all);
+            CHECK(index.search_terms(terms, k, {}, BM25Strategy::accumulate) == all);
+        }
     }
+}
+
+TEST_CASE("BM25 idf(term) is the variant's idf, as search weighs the term", "[bm25]") {
+    Index index;
+    index.add_document(0, doc("a b"));
+    index.add_document(1, doc("a c"));
+    index.add_document(2, doc("a d"));
+    // N = 3, df(a) = 3, df(b) = 1; by hand from the table in index/bm25/scoring.hpp.
+    CHECK(index.idf("b") == Approx(std::log(1.0 + (3 - 1 + 0.5) / (1 + 0.5))));
+    CHECK(index.idf("a") == Approx(std::log(1.0 + 0.5 / 3.5)));
+    CHECK(index.idf("zzz") == 0.0);
+    for (BM25Variant v : ragpp::bm25_variants) {
+        BM25Params p = index.params();
+        p.variant = v;
+        index.set_params(p);
+        INFO(ragpp::to_string(v));
+        // A one-term query on a document of average length: score = idf * tfpart(1, L = 1) for
+        // the variants without an absent-term part (checked against the scores search returns).
+        if (v == BM25Variant::lucene || v == BM25Variant::robertson) {
+            const auto hits = index.search("b", 1);
+            REQUIRE(hits.size() == 1);
+            CHECK(hits[0].score == static_cast<float>(index.idf("b") * ragpp::bm25_tf_part<BM25Variant::lucene>(1.0, 1.0, 1.2, 0.5)));
+        }
+        CHECK(index.idf("b") == ragpp::bm25_idf(v, 3.0, 1.0));
+    }
+    // rank_bm25_okapi floors a negative idf to epsilon * the mean idf (a: df 3 of N 3).
+    BM25Params p = index.params();
+    p.variant = BM25Variant::rank_bm25_okapi;
+    index.set_params(p);
+    const double raw_a = std::log(3 - 3 + 0.5) - std::log(3 + 0.5);
+    const double raw_rare = std::log(3 - 1 + 0.5) - std::log(1 + 0.5);
+    CHECK(raw_a < 0.0);
+    CHECK(index.idf("a") == Approx(0.25 * (raw_a + 3 * raw_rare) / 4));
 }

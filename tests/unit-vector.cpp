@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -353,4 +356,83 @@ TEST_CASE("VectorIndex: add_documents embeds in one batch and equals add_documen
     CHECK_THROWS_AS(many.add_documents(dup, two), ragpp::DuplicateError);
     CHECK(many.size() == 20);
     CHECK_FALSE(many.contains(100));
+}
+
+TEST_CASE("VectorIndex: any k, up to SIZE_MAX, returns every row without reserving k slots", "[vector]") {
+    const std::size_t n = 50, dim = 8;
+    const RowMatrixXf x = random_rows(n, dim, 41);
+    const auto ids = shuffled_ids(n, 41);
+    const RowMatrixXf queries = random_rows(3, dim, 42);
+    for (const Quantization quant : {Quantization::none, Quantization::int8, Quantization::float16}) {
+        Index idx(ParsedEmbedder{dim}, opts(Metric::inner_product, quant));
+        idx.add_vectors(ids, x);
+        idx.remove_document(ids[7]);
+        for (Eigen::Index i = 0; i < queries.rows(); ++i) {
+            const Eigen::VectorXf q = queries.row(i).transpose();
+            const auto want = brute_force(x, ids, q, Metric::inner_product, n);
+            std::vector<Hit> live;
+            for (const Hit& h : want)
+                if (h.id != ids[7]) live.push_back(h);
+            for (const std::size_t k : {std::size_t{1} << 40, std::numeric_limits<std::size_t>::max()}) {
+                INFO("quantization " << ragpp::to_string(quant) << " k " << k);
+                const auto got = idx.search_vector(q, k);
+                CHECK(got.size() == n - 1);
+                check_same(got, live);
+                auto allowed = std::make_shared<ragpp::DocSet>();
+                allowed->set(ids[3]);
+                SearchOptions only;
+                only.allowed = allowed;
+                const auto one = idx.search_vector(q, k, only);
+                REQUIRE(one.size() == 1);
+                CHECK(one[0].id == ids[3]);
+            }
+        }
+        const auto batch = idx.search_batch(RowMatrixXf(queries), std::numeric_limits<std::size_t>::max());
+        REQUIRE(batch.size() == 3);
+        for (const auto& hits : batch) CHECK(hits.size() == n - 1);
+    }
+}
+
+TEST_CASE("VectorIndex: files of format 1 are refused, forged counts are FormatErrors before allocating", "[vector][persistence]") {
+    // Written by main at 36f7c6d (format 1, magic "RAGPPVEC"), hashing embedder of dimension 4.
+    const auto fixture = std::filesystem::path(RAGPP_SOURCE_DIR) / "tests/fixtures/index/vector-format1.bin";
+    ragpp::HashingOptions ho;
+    ho.dimension = 4;
+    using Hashed = ragpp::VectorIndex<ragpp::HashingEmbedder>;
+    CHECK_THROWS_AS(Hashed::load(fixture, ragpp::HashingEmbedder(ho)), ragpp::FormatError);
+    CHECK_THROWS_WITH(Hashed::load(fixture, ragpp::HashingEmbedder(ho)),
+                      Catch::Contains(fixture.string()) && Catch::Contains("was written by an older ragpp (vector index format 1;") &&
+                          Catch::Contains("rebuild the index"));
+
+    ragpp_test::TempDir dir;
+    const std::size_t dim = 3;
+    Index idx(ParsedEmbedder{dim});
+    idx.add_vectors(std::vector<DocId>{4, 9}, random_rows(2, dim, 43));
+    const auto path = dir.path / "v.idx";
+    idx.save(path);
+    const std::string good = ragpp_test::read_file(path);
+    // Payload: u32 metric | u32 quantization | u64 dimension | str name (u32 + 8 bytes "parsed:3") | u64 n.
+    const std::size_t name_at = 36 + 4 + 4 + 8, n_at = name_at + 4 + 8;
+    REQUIRE(good.substr(name_at + 4, 8) == "parsed:3");
+    auto forged = [&](std::size_t at, std::uint64_t v, int bytes) {
+        std::string b = good;
+        for (int i = 0; i < bytes; ++i) b[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+        const std::string payload = b.substr(36);
+        const std::uint64_t sum = ragpp::detail::fnv1a64(payload);
+        for (int i = 0; i < 8; ++i) b[28 + static_cast<std::size_t>(i)] = static_cast<char>((sum >> (8 * i)) & 0xFF);
+        const auto p = dir.path / "forged.idx";
+        std::ofstream(p, std::ios::binary | std::ios::trunc).write(b.data(), static_cast<std::streamsize>(b.size()));
+        return p;
+    };
+    for (const std::uint64_t n : {std::uint64_t{1} << 31, std::uint64_t{1} << 62, ~std::uint64_t{0}}) {
+        INFO("row count " << n);
+        const auto p = forged(n_at, n, 8);
+        CHECK_THROWS_AS(Index::load(p, ParsedEmbedder{dim}), ragpp::FormatError);
+        CHECK_THROWS_WITH(Index::load(p, ParsedEmbedder{dim}),
+                          Catch::Contains("forged.idx") && Catch::Contains("row count " + std::to_string(n) + " does not fit"));
+    }
+    CHECK_THROWS_WITH(Index::load(forged(name_at, 0xFFFFFFFFU, 4), ParsedEmbedder{dim}),
+                      Catch::Contains("truncated while reading embedder name"));
+    CHECK_THROWS_WITH(Index::load(forged(16, 3, 4), ParsedEmbedder{dim}), Catch::Contains("a newer ragpp (vector index format 3;"));
+    CHECK(Index::load(path, ParsedEmbedder{dim}).size() == 2);
 }

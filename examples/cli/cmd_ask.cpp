@@ -6,6 +6,7 @@
 
 #include <ragpp/answer/abstain.hpp>
 #include <ragpp/answer/evidence.hpp>
+#include <ragpp/detail/file.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -53,11 +54,7 @@ int run_ask(cli::ArgParser& p) {
     eo.neighbour_radius = p.count("neighbours");
     eo.max_neighbours = p.count("max-neighbours");
     if (p.has("instructions")) {
-        std::ifstream in(p.get("instructions"), std::ios::binary);
-        if (!in) throw ragpp::IoError("cannot open '" + p.get("instructions") + "' for reading");
-        std::ostringstream s;
-        s << in.rdbuf();
-        eo.instructions = s.str();
+        eo.instructions = ragpp::detail::read_file(p.get("instructions"));
         while (!eo.instructions.empty() && eo.instructions.back() == '\n') eo.instructions.pop_back();
     }
     if (p.has("seed-nonce")) eo.nonce_mode = ragpp::NonceMode::content_hash;

@@ -4,6 +4,7 @@
 
 #include <ragpp/chunk/chunker.hpp>
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/file.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -36,14 +37,7 @@ int run_chunk(cli::ArgParser& args) {
         throw cli::UsageError(e.what());
     }
     for (const auto& path : args.all("FILE")) {
-        std::error_code ec;
-        if (std::filesystem::is_directory(path, ec)) throw ragpp::IoError("'" + path + "' is a directory");
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw ragpp::IoError("cannot open '" + path + "' for reading");
-        std::ostringstream text;
-        text << in.rdbuf();
-        if (in.bad()) throw ragpp::IoError("cannot read '" + path + "'");
-        const auto chunks = ragpp::chunk_document(ragpp::Document{path, text.str(), {}}, options);
+        const auto chunks = ragpp::chunk_document(ragpp::Document{path, ragpp::detail::read_file(path), {}}, options);
         for (const auto& c : chunks) {
             nlohmann::json j;
             j["id"] = c.id;

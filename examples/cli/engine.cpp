@@ -6,6 +6,7 @@
 #include "progress.hpp"
 
 #include <ragpp/chunk/chunker.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/embed/dispatch.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/hashing.hpp>
@@ -192,13 +193,7 @@ ragpp::Metadata metadata_from_json(const nlohmann::json& j, const std::string& w
     return m;
 }
 
-std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw ragpp::IoError("cannot open '" + p.string() + "' for reading");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using ragpp::detail::read_file;
 
 }  // namespace
 

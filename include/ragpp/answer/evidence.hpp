@@ -79,6 +79,7 @@
 #include <ragpp/core/types.hpp>
 #include <ragpp/detail/hash.hpp>
 #include <ragpp/detail/identifiers.hpp>
+#include <ragpp/detail/whitespace.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
 namespace ragpp {
@@ -221,16 +222,7 @@ namespace detail::evidence {
 }
 
 [[nodiscard]] inline std::vector<std::string_view> tokens_of(std::string_view s) {
-    std::vector<std::string_view> out;
-    std::size_t i = 0;
-    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
-    while (i < s.size()) {
-        while (i < s.size() && space(s[i])) ++i;
-        const std::size_t b = i;
-        while (i < s.size() && !space(s[i])) ++i;
-        if (i > b) out.push_back(s.substr(b, i - b));
-    }
-    return out;
+    return detail::split_words(s);
 }
 
 /// `a` followed by `b`, the longest run of tokens ending `a` and starting `b` written

@@ -1,10 +1,22 @@
-// ragpp detail: the plumbing of ragpp's binary index files.
+// ragpp detail: the one container of ragpp's binary index files (BM25 and vector).
 //
-// A file is: an 8-byte magic, a little-endian payload, and an 8-byte FNV-1a-64
-// checksum of everything before it. BinaryWriter builds the bytes in memory and
-// writes them to "<path>.tmp-<pid>" before renaming over `path`, so a crash mid-save
-// leaves the old file intact. BinaryReader loads a whole file, checks its size, magic
-// and checksum, and bounds-checks every read, throwing FormatError naming the file.
+// Layout (little-endian; the 36-byte header is the same for every index file):
+//   offset  0  magic "RAGPPIDX"                    8 bytes
+//   offset  8  format id ("BM25INDX", "VECINDEX")  8 bytes
+//   offset 16  u32 format version                  (per format id)
+//   offset 20  u64 payload size                    bytes after the header
+//   offset 28  u64 FNV-1a-64 of the payload        (detail/hash.hpp)
+//   offset 36  payload
+// In a payload: integers u8 / u32 / u64 and f64 (IEEE binary64) little-endian, a
+// string is a u32 byte count then the bytes, a count of items is a u64.
+//
+// BinaryWriter builds the bytes in memory; save() writes them to "<path>.tmp-<pid>"
+// and renames over `path`, so a crash mid-save leaves the old file intact.
+// BinaryReader checks the header (magic, format id, version, size, checksum) before
+// the payload is read, bounds-checks every read, and checks every count against the
+// bytes left before anything is allocated for it; each failure is a FormatError naming
+// the file and the byte offset. Files written before this container (their own magic
+// at offset 0) are refused as "written by an older ragpp".
 // (Little-endian hosts only, which is every platform ragpp builds on; a static_assert
 // says so.)
 #pragma once
@@ -16,6 +28,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -24,6 +37,7 @@
 #include <unistd.h>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/detail/hash.hpp>
 
 namespace ragpp::detail {
@@ -56,100 +70,163 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
     }
 }
 
+/// One kind of index file.
+struct BinaryFormat {
+    std::string_view id;            ///< 8 bytes at offset 8
+    std::uint32_t version;          ///< the version this build writes and reads
+    std::string_view what;          ///< for messages: "BM25 index"
+    std::string_view legacy_magic;  ///< the magic of its files before this container
+};
+
+inline constexpr std::string_view binary_magic = "RAGPPIDX";
+inline constexpr std::size_t binary_header_size = 36;
+
 class BinaryWriter {
 public:
-    explicit BinaryWriter(std::string_view magic) { bytes(magic.data(), magic.size()); }
+    BinaryWriter() : buf_(binary_header_size, '\0') {}
 
-    void bytes(const void* p, std::size_t n) {
-        const auto* c = static_cast<const char*>(p);
-        buf_.insert(buf_.end(), c, c + n);
-    }
+    void bytes(const void* p, std::size_t n) { buf_.append(static_cast<const char*>(p), n); }
     template <class T>
         requires std::is_trivially_copyable_v<T>
     void put(const T& v) { bytes(&v, sizeof v); }
-    void string(std::string_view s) {
-        put(static_cast<std::uint64_t>(s.size()));
+    void u8(std::uint8_t v) { put(v); }
+    void u32(std::uint32_t v) { put(v); }
+    void u64(std::uint64_t v) { put(v); }
+    void f64(double v) { put(v); }
+    /// A u32 byte count, then the bytes. Throws InvalidArgument beyond 4 GiB - 1.
+    void str(std::string_view s) {
+        if (s.size() > std::numeric_limits<std::uint32_t>::max())
+            throw InvalidArgument("binary file: a string of " + std::to_string(s.size()) + " bytes (at most 2^32-1)");
+        u32(static_cast<std::uint32_t>(s.size()));
         bytes(s.data(), s.size());
     }
     template <class T>
         requires std::is_trivially_copyable_v<T>
     void array(const T* p, std::size_t n) { bytes(p, n * sizeof(T)); }
 
-    /// Appends the checksum and writes atomically (temporary file + rename).
-    /// Throws IoError naming the file on failure; the old file is then untouched.
-    void commit(const std::filesystem::path& path) {
-        const std::uint64_t sum = fnv1a64(buf_.data(), buf_.size());
-        put(sum);
-        write_file_atomically(path, std::string_view(buf_.data(), buf_.size()));
+    /// The file: the header of `format` (payload size and checksum filled in), then the
+    /// payload. The writer is left empty.
+    [[nodiscard]] std::string finish(const BinaryFormat& format) {
+        const std::uint64_t size = buf_.size() - binary_header_size;
+        const std::uint64_t sum = fnv1a64(buf_.data() + binary_header_size, size);
+        char* h = buf_.data();
+        std::memcpy(h, binary_magic.data(), 8);
+        std::memcpy(h + 8, format.id.data(), 8);
+        std::memcpy(h + 16, &format.version, 4);
+        std::memcpy(h + 20, &size, 8);
+        std::memcpy(h + 28, &sum, 8);
+        return std::move(buf_);
     }
+    /// finish(), then written atomically (temporary file + rename). Throws IoError
+    /// naming the file on failure; the old file is then untouched.
+    void save(const std::filesystem::path& path, const BinaryFormat& format) { write_file_atomically(path, finish(format)); }
 
 private:
-    std::vector<char> buf_;
+    std::string buf_;
 };
 
 class BinaryReader {
 public:
-    /// Reads `path`, checks its magic and checksum. Throws IoError when it cannot be
-    /// read, FormatError when it is too short, of another format or corrupted.
-    BinaryReader(const std::filesystem::path& path, std::string_view magic) : name_(path.string()) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw IoError("cannot open '" + name_ + "'");
-        in.seekg(0, std::ios::end);
-        const auto size = static_cast<std::size_t>(in.tellg());
-        in.seekg(0);
-        buf_.resize(size);
-        in.read(buf_.data(), static_cast<std::streamsize>(size));
-        if (!in) throw IoError("cannot read '" + name_ + "'");
-        if (size < magic.size() + sizeof(std::uint64_t) || std::string_view(buf_.data(), magic.size()) != magic)
-            throw FormatError("'" + name_ + "' is not a " + std::string(magic) + " file (wrong magic or truncated)");
-        std::uint64_t stored = 0;
-        std::memcpy(&stored, buf_.data() + size - sizeof stored, sizeof stored);
-        if (fnv1a64(buf_.data(), size - sizeof stored) != stored)
-            throw FormatError("'" + name_ + "': checksum mismatch (the file is truncated or corrupted)");
-        end_ = size - sizeof stored;
-        pos_ = magic.size();
+    /// Checks the header of `bytes` (magic, format id, version, payload size, checksum)
+    /// against `format`; `source` names the bytes in messages (a path, "<memory>").
+    /// Throws FormatError when they are not a file of `format`, were written by an
+    /// older or newer ragpp, or are truncated or corrupted. `bytes` must outlive the reader.
+    BinaryReader(std::string_view bytes, const BinaryFormat& format, std::string_view source)
+        : file_("'" + std::string(source) + "'") {
+        const std::string what(format.what);
+        if (!format.legacy_magic.empty() && bytes.substr(0, format.legacy_magic.size()) == format.legacy_magic) {
+            std::uint32_t old = 0;
+            if (bytes.size() >= format.legacy_magic.size() + 4) std::memcpy(&old, bytes.data() + format.legacy_magic.size(), 4);
+            throw FormatError(file_ + " was written by an older ragpp (" + what + " format " + std::to_string(old) +
+                              "; this build reads format " + std::to_string(format.version) + "); rebuild the index");
+        }
+        if (bytes.substr(0, binary_magic.size()) != binary_magic)
+            throw FormatError(file_ + ": not a ragpp " + what + " file (bad magic)");
+        if (bytes.size() < binary_header_size)
+            throw FormatError(file_ + ": truncated: " + std::to_string(bytes.size()) + " bytes, less than the " +
+                              std::to_string(binary_header_size) + "-byte header");
+        if (bytes.substr(8, 8) != format.id)
+            throw FormatError(file_ + ": not a ragpp " + what + " file (it holds format '" + printable(bytes.substr(8, 8)) +
+                              "', not '" + std::string(format.id) + "')");
+        std::uint32_t version = 0;
+        std::uint64_t size = 0, sum = 0;
+        std::memcpy(&version, bytes.data() + 16, 4);
+        std::memcpy(&size, bytes.data() + 20, 8);
+        std::memcpy(&sum, bytes.data() + 28, 8);
+        if (version < format.version)
+            throw FormatError(file_ + " was written by an older ragpp (" + what + " format " + std::to_string(version) +
+                              "; this build reads format " + std::to_string(format.version) + "); rebuild the index");
+        if (version > format.version)
+            throw FormatError(file_ + " was written by a newer ragpp (" + what + " format " + std::to_string(version) +
+                              "; this build reads format " + std::to_string(format.version) + ")");
+        const std::size_t actual = bytes.size() - binary_header_size;
+        if (size != actual)
+            throw FormatError(file_ + ": " + (size > actual ? "truncated" : "has trailing bytes") + ": the header announces " +
+                              std::to_string(size) + " payload bytes, the file has " + std::to_string(actual));
+        bytes_ = bytes.substr(binary_header_size);
+        if (fnv1a64(bytes_) != sum) throw FormatError(file_ + ": checksum mismatch, the file is corrupted");
     }
 
-    [[nodiscard]] const std::string& name() const noexcept { return name_; }
-    [[nodiscard]] std::size_t remaining() const noexcept { return end_ - pos_; }
+    /// The name of the source, quoted, as messages begin.
+    [[nodiscard]] const std::string& name() const noexcept { return file_; }
+    [[nodiscard]] std::size_t remaining() const noexcept { return bytes_.size() - pos_; }
+    /// The offset of the next read from the start of the file.
+    [[nodiscard]] std::size_t offset() const noexcept { return binary_header_size + pos_; }
 
-    void bytes(void* p, std::size_t n, const char* what) {
-        if (n > remaining()) throw FormatError("'" + name_ + "': truncated while reading " + what);
-        std::memcpy(p, buf_.data() + pos_, n);
-        pos_ += n;
-    }
     template <class T>
         requires std::is_trivially_copyable_v<T>
-    T get(const char* what) {
+    T get(const char* field) {
         T v{};
-        bytes(&v, sizeof v, what);
+        std::memcpy(&v, take(sizeof v, field).data(), sizeof v);
         return v;
     }
-    std::string string(const char* what) {
-        const auto n = get<std::uint64_t>(what);
-        if (n > remaining()) throw FormatError("'" + name_ + "': truncated while reading " + what);
-        std::string s(buf_.data() + pos_, static_cast<std::size_t>(n));
-        pos_ += static_cast<std::size_t>(n);
-        return s;
+    std::uint8_t u8(const char* field) { return get<std::uint8_t>(field); }
+    std::uint32_t u32(const char* field) { return get<std::uint32_t>(field); }
+    std::uint64_t u64(const char* field) { return get<std::uint64_t>(field); }
+    double f64(const char* field) { return get<double>(field); }
+    /// A string (a view into the bytes).
+    std::string_view str(const char* field) { return take(u32(field), field); }
+    /// A u64 count of items of `item_bytes` bytes each, refused unless that many items
+    /// fit in the bytes left (so no count from a file can drive a large allocation).
+    std::size_t count(const char* field, std::size_t item_bytes) {
+        const std::uint64_t n = u64(field);
+        if (item_bytes != 0 && n > remaining() / item_bytes)
+            fail(std::string(field) + " " + std::to_string(n) + " does not fit in the " + std::to_string(remaining()) +
+                 " bytes left");
+        return static_cast<std::size_t>(n);
     }
+    /// n items of T into `out`, refused before allocating when they do not fit.
     template <class T>
         requires std::is_trivially_copyable_v<T>
-    void array(std::vector<T>& out, std::size_t n, const char* what) {
-        if (n > remaining() / sizeof(T)) throw FormatError("'" + name_ + "': truncated while reading " + what);
+    void array(std::vector<T>& out, std::size_t n, const char* field) {
+        if (n > remaining() / sizeof(T)) fail(std::string("truncated while reading ") + field);
         out.resize(n);
-        bytes(out.data(), n * sizeof(T), what);
+        if (n != 0) std::memcpy(out.data(), take(n * sizeof(T), field).data(), n * sizeof(T));
     }
-    /// Throws FormatError unless every byte was consumed.
+    /// Throws FormatError unless every byte was read.
     void expect_end() const {
-        if (pos_ != end_) throw FormatError("'" + name_ + "': " + std::to_string(end_ - pos_) + " unexpected trailing bytes");
+        if (remaining() != 0) fail(std::to_string(remaining()) + " unexpected bytes at the end");
     }
-    [[noreturn]] void fail(const std::string& what) const { throw FormatError("'" + name_ + "': " + what); }
+    [[noreturn]] void fail(const std::string& what) const {
+        throw FormatError(file_ + ": " + what + " (at byte " + std::to_string(offset()) + ")");
+    }
 
 private:
-    std::string name_;
-    std::vector<char> buf_;
+    static std::string printable(std::string_view s) {
+        std::string out;
+        for (char c : s) out += c >= 0x20 && c < 0x7F ? c : '?';
+        return out;
+    }
+    std::string_view take(std::size_t n, const char* field) {
+        if (n > remaining()) fail(std::string("truncated while reading ") + field);
+        auto s = bytes_.substr(pos_, n);
+        pos_ += n;
+        return s;
+    }
+
+    std::string file_;
+    std::string_view bytes_;
     std::size_t pos_ = 0;
-    std::size_t end_ = 0;
 };
 
 }  // namespace ragpp::detail

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/aligned_allocator.hpp>
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <cpuid.h>
@@ -149,27 +150,7 @@ inline bool cpu_has_avxvnni() noexcept {
 [[nodiscard]] constexpr bool is_avx512(Isa isa) noexcept { return isa == Isa::avx512 || isa == Isa::avx512_vnni; }
 [[nodiscard]] constexpr bool is_avx2(Isa isa) noexcept { return isa == Isa::avx2 || isa == Isa::avx2_vnni; }
 
-// --- aligned storage -----------------------------------------------------------------
-
-/// A std::allocator with 64-byte alignment (cache lines, full zmm loads).
-template <class T>
-struct AlignedAllocator {
-    using value_type = T;
-    static constexpr std::size_t alignment = 64;
-    AlignedAllocator() noexcept = default;
-    template <class U>
-    AlignedAllocator(const AlignedAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
-    [[nodiscard]] T* allocate(std::size_t n) {
-        return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{alignment}));
-    }
-    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{alignment}); }
-    template <class U>
-    bool operator==(const AlignedAllocator<U>&) const noexcept {
-        return true;
-    }
-};
-template <class T>
-using AlignedVector = std::vector<T, AlignedAllocator<T>>;
+// --- aligned storage: AlignedAllocator, AlignedVector (detail/aligned_allocator.hpp) ----
 
 namespace impl {
 

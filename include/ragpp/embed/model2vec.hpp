@@ -44,6 +44,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/embed/detail/json_file.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/safetensors.hpp>
 #include <ragpp/embed/tokenizer_json.hpp>
@@ -169,15 +170,7 @@ public:
     }
 
 private:
-    static std::optional<nlohmann::json> read_json(const std::filesystem::path& p) {
-        if (!std::filesystem::exists(p)) return std::nullopt;
-        std::ifstream in(p);
-        try {
-            return nlohmann::json::parse(in);
-        } catch (const nlohmann::json::exception& e) {
-            throw ParseError("'" + p.string() + "': " + e.what());
-        }
-    }
+    static std::optional<nlohmann::json> read_json(const std::filesystem::path& p) { return detail::read_json_if_exists(p); }
     static std::optional<std::string> static_module_path(const std::filesystem::path& dir) {
         const auto modules = read_json(dir / "modules.json");
         if (!modules || !modules->is_array()) return std::nullopt;

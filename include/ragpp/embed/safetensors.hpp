@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/embed/embedder.hpp>
 
@@ -80,14 +81,8 @@ public:
             }
             ::close(fd);
         } else {
-            std::ifstream in(path, std::ios::binary);
-            if (!in) throw IoError("cannot open '" + path.string() + "'");
-            in.seekg(0, std::ios::end);
-            size_ = static_cast<std::size_t>(in.tellg());
-            in.seekg(0);
-            buf_.resize(size_);
-            in.read(buf_.data(), static_cast<std::streamsize>(size_));
-            if (!in) throw IoError("cannot read '" + path.string() + "'");
+            buf_ = detail::read_file(path);
+            size_ = buf_.size();
             data_ = buf_.data();
         }
     }
@@ -101,7 +96,7 @@ public:
     [[nodiscard]] bool mapped() const noexcept { return map_ != nullptr; }
 
 private:
-    std::vector<char> buf_;
+    std::string buf_;
     void* map_ = nullptr;
     const char* data_ = nullptr;
     std::size_t size_ = 0;

@@ -69,6 +69,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/codepoints.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/detail/grapheme.hpp>
 
 namespace ragpp {
@@ -262,11 +263,7 @@ public:
     /// Reads `path`. Throws IoError, ParseError (bad JSON), FormatError (missing or
     /// ill-typed fields) or UnsupportedError, each naming the file.
     static HfTokenizer from_file(const std::filesystem::path& path) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw IoError("cannot open '" + path.string() + "'");
-        std::ostringstream s;
-        s << in.rdbuf();
-        return from_string(s.str(), path.string());
+        return from_string(detail::read_file(path), path.string());
     }
     static HfTokenizer from_string(std::string_view json, const std::string& source = "<tokenizer.json>") {
         nlohmann::json j;

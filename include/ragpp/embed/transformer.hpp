@@ -71,6 +71,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/embed/detail/json_file.hpp>
 #include <ragpp/detail/nn.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/safetensors.hpp>
@@ -85,20 +86,6 @@ enum class TransformerFamily { bert, xlm_roberta };
 enum class TransformerQuantization { none, int8 };
 
 namespace detail {
-
-inline nlohmann::json read_json_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw IoError("cannot open '" + p.string() + "'");
-    try {
-        return nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw ParseError("'" + p.string() + "': " + e.what());
-    }
-}
-inline std::optional<nlohmann::json> read_json_if_exists(const std::filesystem::path& p) {
-    if (!std::filesystem::exists(p)) return std::nullopt;
-    return read_json_file(p);
-}
 
 /// Runs f(item, worker) for item in [0, n) on up to `threads` threads (the calling
 /// thread is worker 0). Items are taken in order from a shared counter. The first

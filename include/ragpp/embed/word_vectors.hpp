@@ -40,6 +40,7 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/embed/embedder.hpp>
 
 namespace ragpp {
@@ -53,9 +54,7 @@ public:
     /// the file and line (or byte offset) at fault.
     static WordVectors load(const std::filesystem::path& path, Format format = Format::automatic,
                             std::size_t max_words = 0) {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw IoError("cannot open '" + path.string() + "'");
-        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string bytes = detail::read_file(path);
         if (format == Format::automatic) {
             if (path.extension() == ".bin") {
                 format = Format::word2vec_binary;

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/eval/metrics.hpp>
 #include <ragpp/eval/question.hpp>
 #include <ragpp/io/beir.hpp>
@@ -76,14 +77,6 @@ inline std::vector<std::size_t> top_level_element_offsets(std::string_view text)
 
 inline std::string where(const std::filesystem::path& file, std::size_t line) {
     return file.string() + ":" + std::to_string(line);
-}
-
-inline std::string read_text_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw IoError("cannot open '" + path.string() + "' for reading");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 inline void check_unique_ids(const QuestionSet& set, const std::filesystem::path& file) {
@@ -193,7 +186,7 @@ inline void check_unique_ids(const QuestionSet& set, const std::filesystem::path
         }
         return out;
     }
-    const std::string text = detail::read_text_file(path);
+    const std::string text = detail::read_file(path);
     if (path.extension() == ".tsv") return parse_questions_tsv(text, path);
     return parse_questions_json(text, path);
 }

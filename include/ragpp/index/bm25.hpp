@@ -5,76 +5,18 @@
 // and delta can change per query (SearchOptions) without re-indexing, and live
 // updates keep N, the average length and every document frequency exact.
 //
-// ## The formulas (Kamphuis, de Vries, Boytsov, Lin, "Which BM25 do you mean? A
-// large-scale reproducibility study of scoring variants", ECIR 2020, Table 1; the
-// names and the forms are those of bm25s, which implements that paper)
+// The BM25 formulas and their sources are in index/bm25/scoring.hpp (variants,
+// parameters, idf and tf parts, BM25F), the fields in index/bm25/fields.hpp.
 //
-//   N = live documents, df = documents containing t, |d| = length of d (terms),
-//   avgdl = mean |d| over live documents, tf = frequency of t in d,
-//   L(d) = 1 - b + b * |d| / avgdl.
-//   score(q, d) = sum over the distinct terms t of q of qtf(t) * idf(t) * tfpart(tf, d),
-//   qtf(t) = how many times t occurs in the query (a repeated term counts each time,
-//   as in rank_bm25 and bm25s).
-//
-//   lucene     idf = ln(1 + (N - df + 0.5) / (df + 0.5))         tfpart = tf / (tf + k1 L)
-//   robertson  idf = ln(max(1, (N - df + 0.5) / (df + 0.5)))     tfpart = tf / (tf + k1 L)
-//              (negative idf clamped to 0, as bm25s does)
-//   atire      idf = ln(N / df)                                    tfpart = (k1 + 1) tf / (tf + k1 L)
-//   bm25l      idf = ln((N + 1) / (df + 0.5))                      tfpart = (k1 + 1)(c + delta) / (k1 + c + delta),
-//                                                                    c = tf / L  (Lv & Zhai, CIKM 2011)
-//   bm25plus   idf = ln((N + 1) / df)                              tfpart = (k1 + 1) tf / (k1 L + tf) + delta
-//                                                                    (Lv & Zhai, CIKM 2011)
-//
-// For bm25l and bm25plus, tfpart(0) is not 0: a query term absent from a matching
-// document still adds qtf * idf * tfpart(0) (as in bm25s). Only documents containing
-// at least one query term are returned.
-//
-// rank_bm25 compatibility modes (rank_bm25 0.2.2, the formulas of its BM25Okapi,
-// BM25L and BM25Plus classes):
-//   rank_bm25_okapi  idf = ln(N - df + 0.5) - ln(df + 0.5); a negative idf becomes
-//                    epsilon * (mean idf over the vocabulary, before flooring);
-//                    tfpart = (k1 + 1) tf / (tf + k1 L)
-//   rank_bm25_l      idf = ln(N + 1) - ln(df + 0.5), tfpart as bm25l
-//   rank_bm25_plus   idf = ln((N + 1) / df),          tfpart as bm25plus
-// rank_bm25_l and rank_bm25_plus also score the documents that contain no query term
-// (sum of qtf * idf * tfpart(0)), as rank_bm25 does; they are returned after every
-// matching document, by smaller id, when fewer than k documents match.
-//
-// A query term unknown to the index contributes nothing; a query without any known
-// term returns no result.
-//
-// ## Fields (BM25F)
-// A chunk's document title, heading path and source path are fields of their own
-// beside the body (the document's text): see bm25_document_fields for where they come
-// from. They are scored with the "simple BM25F" of Robertson, Zaragoza and Taylor
-// ("Simple BM25 extension to multiple weighted fields", CIKM 2004) in the form of
-// Zaragoza, Craswell, Taylor, Saria and Robertson ("Microsoft Cambridge at TREC-13:
-// Web and HARD tracks", 2004): per-field length normalisation, weighted frequencies
-// summed before one saturation, one idf per term over the whole document:
-//
-//   x(t, d) = tf_body / L_body(d) + sum over fields f of w_f * tf_f / L_f(d),
-//   L_body(d) = 1 - b + b * |d| / avgdl,   L_f(d) = 1 - b_f + b_f * |d_f| / avglen_f,
-//   score(q, d) = sum over t of qtf(t) * idf(t) * tfpartF(x(t, d)),
-//   df = documents containing t in any field (body or metadata field),
-//   avglen_f = mean length of field f over the live documents that have the field,
-//   tfpartF(x) = x / (x + k1)                   lucene, robertson
-//              = (k1 + 1) x / (x + k1)          atire, rank_bm25_okapi
-//              = (k1 + 1)(x + delta) / (k1 + x + delta)   bm25l family (c = x)
-//              = delta + (k1 + 1) x / (k1 + x)  bm25plus family.
-// With no field term, x = tf / L and tfpartF(x) is the tfpart of the table above (the
-// same value; e.g. x / (x + k1) = tf / (tf + k1 L)). The body's weight is 1: scaling
-// every weight by c is the same as dividing k1 by c, so it would add no freedom.
-// Weights and b_f are BM25Params (saved with the index); the weights can change per
-// query (SearchOptions::field_weights). A field of weight 0 is not read.
-//
-// Fielded scoring is used only when the index holds at least one document with a
-// field term and some field weight is > 0; otherwise search is exactly the unfielded
-// BM25 above (same doubles): a collection without fields (BEIR, plain documents)
-// scores as it always did. Fielded top k: exhaustive or MaxScore (accumulation is not
-// implemented for fields; BM25Strategy::accumulate falls back to exhaustive); MaxScore
-// bounds a term's x by the sum over fields of w_f * max tf_f / L_f(d) over that
-// field's (tf, length) skyline, and tfpartF is increasing in x, so the bound is exact
-// as in the unfielded case.
+// ## Headers (split as PISA splits query processing)
+//   index/bm25.hpp                   BM25Index (this header; includes all the others)
+//   index/bm25/scoring.hpp           BM25Variant, BM25Params, bm25_idf, bm25_tf_part, bm25f_tf_part
+//   index/bm25/fields.hpp            bm25_document_fields, bm25_title_key, bm25_identifier_like
+//   index/bm25/algorithm.hpp         BM25Algorithm, BM25Strategy, BM25SearchStats
+//   index/detail/bm25_postings.hpp   posting lists, skylines, the galloping cursor step, the dictionary
+//   index/detail/bm25_plan.hpp       a resolved query and the score of one document
+//   index/detail/bm25_exhaustive.hpp, bm25_accumulate.hpp, bm25_maxscore.hpp   one per top-k algorithm
+//   index/detail/bm25_file.hpp       the file's payload (save / load)
 //
 // ## Top k
 // Scores are computed in double and ranked as the float returned in Hit::score
@@ -120,335 +62,22 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
-#include <ragpp/index/detail/bm25_detail.hpp>
+#include <ragpp/detail/binary_file.hpp>
+#include <ragpp/detail/file.hpp>
+#include <ragpp/detail/topk.hpp>
+#include <ragpp/detail/whitespace.hpp>
+#include <ragpp/index/bm25/algorithm.hpp>
+#include <ragpp/index/bm25/fields.hpp>
+#include <ragpp/index/bm25/scoring.hpp>
+#include <ragpp/index/detail/bm25_accumulate.hpp>
+#include <ragpp/index/detail/bm25_exhaustive.hpp>
+#include <ragpp/index/detail/bm25_file.hpp>
+#include <ragpp/index/detail/bm25_maxscore.hpp>
+#include <ragpp/index/detail/bm25_plan.hpp>
+#include <ragpp/index/detail/bm25_postings.hpp>
 #include <ragpp/text/whitespace.hpp>
 
 namespace ragpp {
-
-/// The BM25 variants, named as bm25s names them, and the rank_bm25 compatibility modes.
-enum class BM25Variant : std::uint8_t {
-    lucene,
-    robertson,
-    atire,
-    bm25l,
-    bm25plus,
-    rank_bm25_okapi,
-    rank_bm25_l,
-    rank_bm25_plus,
-};
-
-inline constexpr BM25Variant bm25_variants[] = {
-    BM25Variant::lucene,          BM25Variant::robertson,   BM25Variant::atire,         BM25Variant::bm25l,
-    BM25Variant::bm25plus,        BM25Variant::rank_bm25_okapi, BM25Variant::rank_bm25_l, BM25Variant::rank_bm25_plus,
-};
-
-/// "lucene", "robertson", "atire", "bm25l", "bm25+", "rank_bm25.BM25Okapi",
-/// "rank_bm25.BM25L", "rank_bm25.BM25Plus".
-[[nodiscard]] constexpr std::string_view to_string(BM25Variant v) noexcept {
-    switch (v) {
-        case BM25Variant::lucene: return "lucene";
-        case BM25Variant::robertson: return "robertson";
-        case BM25Variant::atire: return "atire";
-        case BM25Variant::bm25l: return "bm25l";
-        case BM25Variant::bm25plus: return "bm25+";
-        case BM25Variant::rank_bm25_okapi: return "rank_bm25.BM25Okapi";
-        case BM25Variant::rank_bm25_l: return "rank_bm25.BM25L";
-        case BM25Variant::rank_bm25_plus: return "rank_bm25.BM25Plus";
-    }
-    return "?";
-}
-
-/// The variant named `name` (as to_string spells it; "bm25plus" is accepted too).
-/// Throws InvalidArgument for an unknown name.
-[[nodiscard]] inline BM25Variant parse_bm25_variant(std::string_view name) {
-    for (BM25Variant v : bm25_variants)
-        if (to_string(v) == name) return v;
-    if (name == "bm25plus") return BM25Variant::bm25plus;
-    throw InvalidArgument("unknown BM25 variant '" + std::string(name) +
-                          "' (lucene, robertson, atire, bm25l, bm25+, rank_bm25.BM25Okapi, rank_bm25.BM25L, "
-                          "rank_bm25.BM25Plus)");
-}
-
-/// Index-level scoring configuration; k1, b and delta can be overridden per query.
-struct BM25Params {
-    BM25Variant variant = BM25Variant::lucene;
-    double k1 = 1.2;       ///< >= 0 (Lucene's default)
-    double b = 0.75;       ///< in [0, 1]
-    double delta = 0.5;    ///< >= 0, bm25l and bm25plus only (bm25s's default)
-    double epsilon = 0.25; ///< >= 0, rank_bm25_okapi only (rank_bm25's default)
-    /// BM25F weights of the title, heading path and source path fields (the body's is
-    /// 1); used only by indexes holding fielded documents (see "Fields" above).
-    /// Chosen on the demo's identifier look-ups and questions (docs/bm25.md).
-    FieldWeights field_weights{3.0, 1.0, 1.0};
-    /// Length normalisation b_f of the title, heading path and source path, in [0, 1].
-    double field_b = 0.5;
-};
-
-/// The metadata fields of a document, as BM25Index indexes them: title, heading path,
-/// source path (in that order). A document has fields when its metadata has "source"
-/// (a string) or "heading_path" (a list), as chunks have (Chunk::to_document):
-///   title    = metadata "title" when it is a non-empty string, else the first heading,
-///              else the file name without its extension (a page without a heading,
-///              like CMake's module stubs, is known by its file name);
-///   headings = the heading path, without a first heading used as the title, one a line;
-///   path     = "source" with its directory separators turned into spaces and its
-///              extension dropped ("policy/CMP0077.rst" -> "policy CMP0077").
-/// Other documents (BEIR, plain ones) have three empty fields.
-[[nodiscard]] inline std::array<std::string, 3> bm25_document_fields(const Document& doc) {
-    std::array<std::string, 3> out;
-    const auto src = doc.metadata.find("source");
-    const auto hp = doc.metadata.find("heading_path");
-    const auto* source = src == doc.metadata.end() ? nullptr : std::get_if<std::string>(&src->second);
-    const auto* headings = hp == doc.metadata.end() ? nullptr : std::get_if<std::vector<std::string>>(&hp->second);
-    if (source == nullptr && headings == nullptr) return out;
-    if (auto t = doc.metadata.find("title"); t != doc.metadata.end())
-        if (const auto* title = std::get_if<std::string>(&t->second)) out[0] = *title;
-    std::size_t first = 0;
-    if (out[0].empty() && headings != nullptr && !headings->empty()) {
-        out[0] = headings->front();
-        first = 1;
-    }
-    if (headings != nullptr)
-        for (std::size_t i = first; i < headings->size(); ++i) {
-            if (i == 0 && (*headings)[0] == out[0]) continue;
-            if (!out[1].empty()) out[1] += '\n';
-            out[1] += (*headings)[i];
-        }
-    if (source != nullptr) {
-        if (out[0].empty()) {
-            const auto slash = source->find_last_of("/\\");
-            std::string name = source->substr(slash == std::string::npos ? 0 : slash + 1);
-            if (const auto dot = name.find_last_of('.'); dot != std::string::npos && dot > 0) name.resize(dot);
-            out[0] = std::move(name);
-        }
-        std::string p = *source;
-        const auto slash = p.find_last_of("/\\");
-        const auto dot = p.find_last_of('.');
-        if (dot != std::string::npos && (slash == std::string::npos || dot > slash + 1)) p.resize(dot);
-        for (char& c : p)
-            if (c == '/' || c == '\\') c = ' ';
-        out[2] = std::move(p);
-    }
-    return out;
-}
-
-/// The top-k algorithms. All return exactly the same ids and scores.
-enum class BM25Algorithm : std::uint8_t {
-    exhaustive,  ///< document at a time over every matching document (the oracle)
-    accumulate,  ///< term at a time into one accumulator per document
-    maxscore,    ///< document at a time with MaxScore dynamic pruning
-};
-
-/// Which top-k algorithm `search_terms` uses.
-enum class BM25Strategy : std::uint8_t {
-    automatic,   ///< accumulate when the query's lists cover much of the collection,
-                 ///< else MaxScore where valid, else exhaustive
-    exhaustive,  ///< BM25Algorithm::exhaustive
-    accumulate,  ///< BM25Algorithm::accumulate where valid, else exhaustive
-    maxscore,    ///< BM25Algorithm::maxscore where valid, else exhaustive
-};
-
-[[nodiscard]] constexpr std::string_view to_string(BM25Algorithm a) noexcept {
-    switch (a) {
-        case BM25Algorithm::exhaustive: return "exhaustive";
-        case BM25Algorithm::accumulate: return "accumulate";
-        case BM25Algorithm::maxscore: return "maxscore";
-    }
-    return "?";
-}
-
-/// What a search did (for tests and benchmarks).
-struct BM25SearchStats {
-    std::size_t scored = 0;  ///< documents fully scored
-    BM25Algorithm algorithm = BM25Algorithm::exhaustive;
-};
-
-/// The idf of each variant (see the table at the top of this header).
-/// N = live documents, df = documents containing the term (1 <= df <= N).
-/// rank_bm25_okapi returns the raw value, before the epsilon floor.
-[[nodiscard]] inline double bm25_idf(BM25Variant v, double n, double df) noexcept {
-    switch (v) {
-        case BM25Variant::lucene: return std::log(1.0 + (n - df + 0.5) / (df + 0.5));
-        case BM25Variant::robertson: return std::log(std::max(1.0, (n - df + 0.5) / (df + 0.5)));
-        case BM25Variant::atire: return std::log(n / df);
-        case BM25Variant::bm25l: return std::log((n + 1.0) / (df + 0.5));
-        case BM25Variant::bm25plus: return std::log((n + 1.0) / df);
-        case BM25Variant::rank_bm25_okapi: return std::log(n - df + 0.5) - std::log(df + 0.5);
-        case BM25Variant::rank_bm25_l: return std::log(n + 1.0) - std::log(df + 0.5);
-        case BM25Variant::rank_bm25_plus: return std::log((n + 1.0) / df);
-    }
-    return 0.0;
-}
-
-/// The term-frequency part of each variant; `norm` is L(d) = 1 - b + b |d| / avgdl.
-template <BM25Variant V>
-[[nodiscard]] constexpr double bm25_tf_part(double tf, double norm, double k1, double delta) noexcept {
-    if constexpr (V == BM25Variant::lucene || V == BM25Variant::robertson) {
-        return tf / (tf + k1 * norm);
-    } else if constexpr (V == BM25Variant::atire || V == BM25Variant::rank_bm25_okapi) {
-        return tf * (k1 + 1.0) / (tf + k1 * norm);
-    } else if constexpr (V == BM25Variant::bm25l || V == BM25Variant::rank_bm25_l) {
-        const double c = tf / norm;
-        return (k1 + 1.0) * (c + delta) / (k1 + c + delta);
-    } else {
-        return delta + tf * (k1 + 1.0) / (k1 * norm + tf);
-    }
-}
-
-/// The exact-title key of a text: U+001F, then the text in ASCII lower case with
-/// whitespace runs as one space and the punctuation around it trimmed; "" when
-/// nothing is left. A title adds its key to the title field; a query adds the key of
-/// its whole text and of each whitespace-separated token that looks like an
-/// identifier (bm25_identifier_like), so a query that is or contains a page's title
-/// (an identifier: "CMP0077", "CMAKE_CXX_STANDARD") meets that page's title key, a rare
-/// term, weighted as a title term; a plain word of a question ("file") does not.
-[[nodiscard]] inline std::string bm25_title_key(std::string_view text) {
-    constexpr std::string_view trim_chars = " \t\r\n\"'`()[]{}<>,.;:!?*";
-    const auto b = text.find_first_not_of(trim_chars);
-    if (b == std::string_view::npos) return {};
-    text = text.substr(b, text.find_last_not_of(trim_chars) - b + 1);
-    std::string key = "\x1f";
-    bool space = false;
-    for (char c : text) {
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-            space = true;
-            continue;
-        }
-        if (space) key += ' ';
-        space = false;
-        key += c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    }
-    return key;
-}
-
-/// Whether a query token is identifier-like: it has a digit, an underscore, or an
-/// upper-case ASCII letter after its first character ("CMP0077", "MX-200",
-/// "target_link_libraries", "FetchContent"; not "file", "Install").
-[[nodiscard]] constexpr bool bm25_identifier_like(std::string_view token) noexcept {
-    for (std::size_t i = 0; i < token.size(); ++i) {
-        const char c = token[i];
-        if ((c >= '0' && c <= '9') || c == '_' || (i > 0 && c >= 'A' && c <= 'Z')) return true;
-    }
-    return false;
-}
-
-/// tfpartF of BM25F (see "Fields" above): the term-frequency part as a function of the
-/// length-normalised, weighted frequency x = sum over fields of w_f tf_f / L_f.
-template <BM25Variant V>
-[[nodiscard]] constexpr double bm25f_tf_part(double x, double k1, double delta) noexcept {
-    if constexpr (V == BM25Variant::lucene || V == BM25Variant::robertson) {
-        return x / (x + k1);
-    } else if constexpr (V == BM25Variant::atire || V == BM25Variant::rank_bm25_okapi) {
-        return x * (k1 + 1.0) / (x + k1);
-    } else if constexpr (V == BM25Variant::bm25l || V == BM25Variant::rank_bm25_l) {
-        return (k1 + 1.0) * (x + delta) / (k1 + x + delta);
-    } else {
-        return delta + x * (k1 + 1.0) / (k1 + x);
-    }
-}
-
-/// The term-frequency part for a term absent from the document (0 but for the
-/// bm25l and bm25plus families, where it does not depend on the document).
-[[nodiscard]] constexpr double bm25_tf_part_absent(BM25Variant v, double k1, double delta) noexcept {
-    switch (v) {
-        case BM25Variant::bm25l:
-        case BM25Variant::rank_bm25_l: return k1 + delta > 0.0 ? (k1 + 1.0) * delta / (k1 + delta) : 0.0;
-        case BM25Variant::bm25plus:
-        case BM25Variant::rank_bm25_plus: return delta;
-        default: return 0.0;
-    }
-}
-
-namespace detail::bm25 {
-
-struct TermData {
-    std::vector<Posting> postings;  ///< sorted by doc, strictly increasing
-    std::vector<SkyPoint> skyline;  ///< see skyline_add
-    SkyPoint front{0, 0};           ///< skyline.front() when not empty: the lowest tf, shortest
-
-    /// skyline_add, with the common case (a point dominated by the front, e.g. tf 1 in
-    /// a document not shorter than the shortest one) decided without reading the skyline.
-    void add_point(SkyPoint p) {
-        if (!skyline.empty() && p.tf <= front.tf && p.len >= front.len) return;
-        skyline_add(skyline, p);
-        front = skyline.front();
-    }
-};
-
-/// The mean rank_bm25_okapi idf over the vocabulary, computed once per index state.
-struct MeanIdfCache {
-    MeanIdfCache() = default;
-    MeanIdfCache(const MeanIdfCache&) noexcept {}
-    MeanIdfCache& operator=(const MeanIdfCache&) noexcept {
-        valid = false;
-        return *this;
-    }
-    std::mutex mutex;
-    bool valid = false;
-    std::uint64_t generation = 0;
-    double value = 0.0;
-};
-
-inline void put_varint(std::vector<std::uint8_t>& out, std::uint32_t v) {
-    while (v >= 0x80) {
-        out.push_back(static_cast<std::uint8_t>(v | 0x80));
-        v >>= 7;
-    }
-    out.push_back(static_cast<std::uint8_t>(v));
-}
-
-/// Calls f(term id) for each id of a forward-index entry (varint deltas of sorted ids).
-template <class F>
-void for_each_varint_delta(const std::vector<std::uint8_t>& in, F&& f) {
-    std::uint32_t prev = 0;
-    std::size_t i = 0;
-    while (i < in.size()) {
-        std::uint32_t v = 0;
-        int shift = 0;
-        while (in[i] & 0x80) {
-            v |= static_cast<std::uint32_t>(in[i++] & 0x7F) << shift;
-            shift += 7;
-        }
-        v |= static_cast<std::uint32_t>(in[i++]) << shift;
-        prev += v;
-        f(prev);
-    }
-}
-
-/// One distinct query term, resolved against the index.
-struct QueryTerm {
-    const Posting* begin;
-    const Posting* end;
-    const std::vector<SkyPoint>* skyline;
-    double weight;  ///< qtf * idf
-    double zero;    ///< weight * tfpart(0)
-};
-
-/// One distinct query term of a fielded search: a posting list per field (0 the body,
-/// then title, headings, path; empty when the term is absent from the field or the
-/// field's weight is 0).
-struct FieldedTerm {
-    std::array<const Posting*, 4> begin{};
-    std::array<const Posting*, 4> end{};
-    std::array<const std::vector<SkyPoint>*, 4> skyline{};
-    double weight = 0;  ///< qtf * idf
-    double zero = 0;    ///< weight * tfpartF(0)
-};
-
-/// The postings of the metadata fields of an index (see "Fields" in bm25.hpp).
-struct FieldData {
-    std::vector<TermData> terms;                   ///< by term id; may be shorter than the dictionary
-    std::vector<std::uint32_t> len;                ///< by DocId; 0 for absent slots
-    std::vector<std::vector<std::uint8_t>> fwd;    ///< by DocId: varint deltas of sorted term ids
-    std::uint64_t total = 0;                       ///< sum of len over live documents
-    std::size_t docs = 0;                          ///< live documents with len > 0
-    [[nodiscard]] std::uint32_t length(DocId d) const noexcept { return d < len.size() ? len[d] : 0; }
-    [[nodiscard]] const TermData* term(std::uint32_t t) const noexcept {
-        return t < terms.size() && !terms[t].postings.empty() ? &terms[t] : nullptr;
-    }
-};
-
-}  // namespace detail::bm25
 
 template <Analyzer A>
 class BM25Index {
@@ -630,14 +259,9 @@ public:
         auto add = [&](std::string key) {
             if (!key.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(std::move(key));
         };
-        for (std::size_t i = 0; i < query.size();) {
-            const auto b = query.find_first_not_of(" \t\r\n", i);
-            if (b == std::string_view::npos) break;
-            auto e = query.find_first_of(" \t\r\n", b);
-            if (e == std::string_view::npos) e = query.size();
-            if (bm25_identifier_like(query.substr(b, e - b))) add(bm25_title_key(query.substr(b, e - b)));
-            i = e;
-        }
+        detail::for_each_word(query, [&](std::string_view token) {
+            if (bm25_identifier_like(token)) add(bm25_title_key(token));
+        });
         add(bm25_title_key(query));
         for (auto& k : keys) terms.push_back(std::move(k));
         return terms;
@@ -661,6 +285,9 @@ public:
         plan.one_minus_b = 1.0 - b;
         plan.b_over_avgdl = b / plan.avgdl;
         plan.allowed = options.allowed.get();
+        plan.doc_len = &doc_len_;
+        plan.live = &live_;
+        plan.all = scores_every_document();
         const FieldWeights fw = options.field_weights.value_or(params_.field_weights);
         check_field_weights(fw, "SearchOptions");
         if (fielded_docs_ > 0 && (fw.title > 0.0 || fw.headings > 0.0 || fw.path > 0.0))
@@ -668,17 +295,7 @@ public:
         plan.terms = resolve(query_terms, k1, delta);
         if (plan.terms.empty()) return {};
         const BM25Algorithm algorithm = choose(plan, strategy);
-        switch (params_.variant) {
-            case BM25Variant::lucene: return run<BM25Variant::lucene>(plan, k, algorithm, stats);
-            case BM25Variant::robertson: return run<BM25Variant::robertson>(plan, k, algorithm, stats);
-            case BM25Variant::atire: return run<BM25Variant::atire>(plan, k, algorithm, stats);
-            case BM25Variant::bm25l: return run<BM25Variant::bm25l>(plan, k, algorithm, stats);
-            case BM25Variant::bm25plus: return run<BM25Variant::bm25plus>(plan, k, algorithm, stats);
-            case BM25Variant::rank_bm25_okapi: return run<BM25Variant::rank_bm25_okapi>(plan, k, algorithm, stats);
-            case BM25Variant::rank_bm25_l: return run<BM25Variant::rank_bm25_l>(plan, k, algorithm, stats);
-            case BM25Variant::rank_bm25_plus: return run<BM25Variant::rank_bm25_plus>(plan, k, algorithm, stats);
-        }
-        return {};
+        return visit_bm25_variant(params_.variant, [&](auto v) { return run<decltype(v)::value>(plan, k, algorithm, stats); });
     }
 
     // --- statistics -------------------------------------------------------------------
@@ -714,6 +331,14 @@ public:
     [[nodiscard]] std::size_t document_frequency(std::string_view term) const {
         const auto id = dict_.find(term);
         return id == dict_.npos ? 0 : terms_[id].postings.size();
+    }
+    /// The idf of `term` (an index term) as the index's variant weighs it in an
+    /// unfielded search: bm25_idf(params().variant, size(), document_frequency(term)),
+    /// with rank_bm25_okapi's negative idf floored to epsilon times the mean idf; 0 for a
+    /// term no live document contains. (A fielded search counts df over every field.)
+    [[nodiscard]] double idf(std::string_view term) const {
+        const std::size_t df = document_frequency(term);
+        return df == 0 ? 0.0 : variant_idf(static_cast<double>(live_count_), static_cast<double>(df));
     }
     /// The frequency of `term` in document `id` (0 when absent).
     [[nodiscard]] std::uint32_t term_frequency(std::string_view term, DocId id) const {
@@ -751,243 +376,41 @@ public:
 
     // --- persistence ------------------------------------------------------------------
     //
-    // File layout (little-endian):
-    //   magic "RGPPBM25" (8 bytes) | u32 version (2) | u64 payload size | u64 FNV-1a
-    //   of the payload | payload:
-    //   str analyzer name | u8 variant | f64 k1, b, delta, epsilon
-    //   f64 title, headings, path weights, field_b                      (version 2)
-    //   u64 slots | slots x (u8 live, u32 length)
-    //   u64 terms | terms x (str term | u64 n | n x (u32 doc, u32 tf))
-    //   3 x (title, headings, path; version 2): the same terms section for the field
-    //   (a field's length is the sum of its frequencies)
-    //   (str = u32 byte count + bytes; terms without a live document are not saved)
-    // Version 1 files (no fields) are read as indexes without fields, with the default
-    // field parameters; rebuild them to get fielded scoring.
+    // The file is a ragpp index file (detail/binary_file.hpp: magic "RAGPPIDX", format id
+    // "BM25INDX", version, payload size, checksum) whose payload is laid out in
+    // index/detail/bm25_file.hpp. Files of an older format are refused (FormatError:
+    // "... was written by an older ragpp (BM25 index format 2 ...); rebuild the index").
 
-    static constexpr std::string_view file_magic = "RGPPBM25";
-    static constexpr std::uint32_t file_version = 2;
+    /// The format id and version this build writes and reads.
+    static constexpr detail::BinaryFormat file_format = detail::bm25::file_format;
+    static constexpr std::uint32_t file_version = file_format.version;
 
     /// Writes the index to `path` (through a temporary file and a rename). Throws IoError.
-    void save(const std::filesystem::path& path) const { detail::bm25::write_file_atomically(path, to_bytes()); }
+    void save(const std::filesystem::path& path) const { detail::write_file_atomically(path, to_bytes()); }
 
     /// The index in the file format of `save`.
-    [[nodiscard]] std::string to_bytes() const {
-        detail::bm25::Writer w;
-        w.str(analyzer_.name());
-        w.u8(static_cast<std::uint8_t>(params_.variant));
-        w.f64(params_.k1);
-        w.f64(params_.b);
-        w.f64(params_.delta);
-        w.f64(params_.epsilon);
-        w.f64(params_.field_weights.title);
-        w.f64(params_.field_weights.headings);
-        w.f64(params_.field_weights.path);
-        w.f64(params_.field_b);
-        w.u64(live_.size());
-        for (std::size_t i = 0; i < live_.size(); ++i) {
-            w.u8(live_[i]);
-            w.u32(doc_len_[i]);
-        }
-        w.u64(vocabulary_size());
-        for (std::size_t t = 0; t < terms_.size(); ++t) {
-            const auto& pl = terms_[t].postings;
-            if (pl.empty()) continue;
-            w.str(dict_.name(static_cast<std::uint32_t>(t)));
-            w.u64(pl.size());
-            for (const auto& p : pl) {
-                w.u32(p.doc);
-                w.u32(p.tf);
-            }
-        }
-        for (const auto& fd : fields_) {
-            std::uint64_t count = 0;
-            for (const auto& td : fd.terms) count += td.postings.empty() ? 0 : 1;
-            w.u64(count);
-            for (std::size_t t = 0; t < fd.terms.size(); ++t) {
-                const auto& pl = fd.terms[t].postings;
-                if (pl.empty()) continue;
-                w.str(dict_.name(static_cast<std::uint32_t>(t)));
-                w.u64(pl.size());
-                for (const auto& p : pl) {
-                    w.u32(p.doc);
-                    w.u32(p.tf);
-                }
-            }
-        }
-        detail::bm25::Writer file;
-        file.bytes.append(file_magic);
-        file.u32(file_version);
-        file.u64(w.bytes.size());
-        file.u64(detail::bm25::fnv1a64(w.bytes));
-        file.bytes += w.bytes;
-        return std::move(file.bytes);
-    }
+    [[nodiscard]] std::string to_bytes() const { return detail::bm25::Codec::write(*this); }
 
     /// Reads an index saved by `save`. Throws IoError when the file cannot be read, and
     /// FormatError naming the file and what is wrong when it is not a BM25 index file,
-    /// has another version, is truncated or corrupted, or was built with another
-    /// analyzer than `analyzer`.
+    /// was written by another version of ragpp, is truncated or corrupted, or was built
+    /// with another analyzer than `analyzer`.
     [[nodiscard]] static BM25Index load(const std::filesystem::path& path, A analyzer = A{}) {
-        return from_bytes(detail::bm25::read_whole_file(path), path.string(), std::move(analyzer));
+        return from_bytes(detail::read_file(path), path.string(), std::move(analyzer));
     }
 
     /// Reads an index from the bytes of a file written by `save` (or `to_bytes`);
     /// `source` names them in error messages. Throws FormatError as `load` does.
     [[nodiscard]] static BM25Index from_bytes(std::string_view bytes, std::string_view source = "<memory>",
                                               A analyzer = A{}) {
-        const std::string file = "'" + std::string(source) + "'";
-        constexpr std::size_t header = 8 + 4 + 8 + 8;
-        if (bytes.size() < file_magic.size() || bytes.substr(0, file_magic.size()) != file_magic)
-            throw FormatError(file + ": not a ragpp BM25 index file (bad magic)");
-        detail::bm25::Reader h(bytes.substr(file_magic.size(), header - file_magic.size()), file,
-                               file_magic.size());
-        const std::uint32_t version = h.u32("format version");
-        if (version != 1 && version != file_version)
-            throw FormatError(file + ": unsupported BM25 index format version " + std::to_string(version) +
-                              " (this build reads versions 1 and " + std::to_string(file_version) +
-                              "; rebuild the index)");
-        const std::uint64_t payload_size = h.u64("payload size");
-        const std::uint64_t checksum = h.u64("checksum");
-        const std::size_t actual = bytes.size() - header;
-        if (payload_size != actual)
-            throw FormatError(file + ": " + (payload_size > actual ? "truncated" : "has trailing bytes") +
-                              ": the header announces " + std::to_string(payload_size) + " payload bytes, the file has " +
-                              std::to_string(actual));
-        const std::string_view payload = bytes.substr(header);
-        if (detail::bm25::fnv1a64(payload) != checksum)
-            throw FormatError(file + ": checksum mismatch, the file is corrupted");
-
-        BM25Index index(std::move(analyzer));
-        detail::bm25::Reader r(payload, file, header);
-        const std::string_view analyzer_name = r.str("analyzer name");
-        if (analyzer_name != std::string_view(index.analyzer_.name()))
-            r.fail("the index was built with analyzer '" + std::string(analyzer_name) + "', this BM25Index uses '" +
-                   std::string(index.analyzer_.name()) + "'");
-        BM25Params p;
-        const std::uint8_t variant = r.u8("variant");
-        if (variant > static_cast<std::uint8_t>(BM25Variant::rank_bm25_plus))
-            r.fail("unknown BM25 variant " + std::to_string(variant));
-        p.variant = static_cast<BM25Variant>(variant);
-        p.k1 = r.f64("k1");
-        p.b = r.f64("b");
-        p.delta = r.f64("delta");
-        p.epsilon = r.f64("epsilon");
-        if (version >= 2) {
-            p.field_weights.title = r.f64("title weight");
-            p.field_weights.headings = r.f64("headings weight");
-            p.field_weights.path = r.f64("path weight");
-            p.field_b = r.f64("field_b");
-        }
-        try {
-            index.set_params(p);
-        } catch (const InvalidArgument& e) {
-            r.fail(std::string("bad parameters: ") + e.what());
-        }
-        const std::size_t slots = r.count("document slots", 5);
-        if (slots > std::size_t{std::numeric_limits<DocId>::max()} + 1) r.fail("too many document slots");
-        index.live_.resize(slots);
-        index.doc_len_.resize(slots);
-        index.doc_terms_.resize(slots);
-        for (std::size_t i = 0; i < slots; ++i) {
-            const std::uint8_t live = r.u8("document live flag");
-            if (live > 1) r.fail("document " + std::to_string(i) + " has live flag " + std::to_string(live));
-            index.live_[i] = live;
-            index.doc_len_[i] = r.u32("document length");
-            if (!live && index.doc_len_[i] != 0) r.fail("removed document " + std::to_string(i) + " has a length");
-            index.live_count_ += live;
-            index.total_len_ += index.doc_len_[i];
-        }
-        const std::size_t nterms = r.count("term count", 4 + 8 + 8);
-        std::vector<std::uint64_t> tf_sum(slots, 0);
-        std::vector<std::uint32_t> prev_term(slots, 0);
-        for (std::size_t t = 0; t < nterms; ++t) {
-            const std::string_view name = r.str("term");
-            if (index.dict_.find(name) != index.dict_.npos) r.fail("term '" + std::string(name) + "' appears twice");
-            const std::uint32_t tid = index.intern(name);
-            const std::size_t n = r.count("posting count", 8);
-            if (n == 0) r.fail("term '" + std::string(name) + "' has no posting");
-            auto& td = index.terms_[tid];
-            td.postings.resize(n);
-            for (std::size_t i = 0; i < n; ++i) {
-                const DocId doc = r.u32("posting document");
-                const std::uint32_t tf = r.u32("posting frequency");
-                if (doc >= slots || !index.live_[doc])
-                    r.fail("term '" + std::string(name) + "' has a posting for absent document " + std::to_string(doc));
-                if (i > 0 && doc <= td.postings[i - 1].doc)
-                    r.fail("postings of term '" + std::string(name) + "' are not in increasing document order");
-                if (tf == 0) r.fail("term '" + std::string(name) + "' has a zero frequency");
-                td.postings[i] = {doc, tf};
-                tf_sum[doc] += tf;
-                td.add_point({tf, index.doc_len_[doc]});
-                detail::bm25::put_varint(index.doc_terms_[doc], tid - prev_term[doc]);
-                prev_term[doc] = tid;
-            }
-            index.posting_count_ += n;
-        }
-        if (version >= 2) {
-            static constexpr const char* names[3] = {"title", "headings", "path"};
-            for (std::size_t f = 0; f < index.fields_.size(); ++f) {
-                auto& fd = index.fields_[f];
-                const std::size_t nf = r.count("field term count", 4 + 8 + 8);
-                std::vector<std::vector<std::uint32_t>> ids(slots);  // term ids of each document
-                fd.len.assign(slots, 0);
-                fd.fwd.assign(slots, {});
-                for (std::size_t t = 0; t < nf; ++t) {
-                    const std::string_view name = r.str("field term");
-                    const std::uint32_t tid = index.intern(name);
-                    if (tid < fd.terms.size() && !fd.terms[tid].postings.empty())
-                        r.fail(std::string(names[f]) + " term '" + std::string(name) + "' appears twice");
-                    if (fd.terms.size() < index.terms_.size()) fd.terms.resize(index.terms_.size());
-                    const std::size_t n = r.count("posting count", 8);
-                    if (n == 0) r.fail(std::string(names[f]) + " term '" + std::string(name) + "' has no posting");
-                    auto& pl = fd.terms[tid].postings;
-                    pl.resize(n);
-                    for (std::size_t i = 0; i < n; ++i) {
-                        const DocId doc = r.u32("posting document");
-                        const std::uint32_t tf = r.u32("posting frequency");
-                        if (doc >= slots || !index.live_[doc])
-                            r.fail(std::string(names[f]) + " term '" + std::string(name) +
-                                   "' has a posting for absent document " + std::to_string(doc));
-                        if (i > 0 && doc <= pl[i - 1].doc)
-                            r.fail("postings of " + std::string(names[f]) + " term '" + std::string(name) +
-                                   "' are not in increasing document order");
-                        if (tf == 0) r.fail(std::string(names[f]) + " term '" + std::string(name) + "' has a zero frequency");
-                        if (std::uint64_t{fd.len[doc]} + tf > std::numeric_limits<std::uint32_t>::max())
-                            r.fail("document " + std::to_string(doc) + " has a " + names[f] + " field too long");
-                        pl[i] = {doc, tf};
-                        fd.len[doc] += tf;
-                        ids[doc].push_back(tid);
-                    }
-                }
-                for (std::size_t d = 0; d < slots; ++d) {
-                    fd.total += fd.len[d];
-                    fd.docs += fd.len[d] > 0 ? 1 : 0;
-                    std::sort(ids[d].begin(), ids[d].end());
-                    std::uint32_t prev = 0;
-                    for (const std::uint32_t t : ids[d]) {
-                        detail::bm25::put_varint(fd.fwd[d], t - prev);
-                        prev = t;
-                    }
-                }
-                for (auto& td : fd.terms)
-                    for (const auto& q : td.postings) td.add_point({q.tf, fd.len[q.doc]});
-            }
-            for (std::size_t d = 0; d < slots; ++d)
-                if (index.fields_[0].length(static_cast<DocId>(d)) + index.fields_[1].length(static_cast<DocId>(d)) +
-                        index.fields_[2].length(static_cast<DocId>(d)) >
-                    0)
-                    ++index.fielded_docs_;
-        }
-        if (r.remaining() != 0) r.fail("unexpected bytes after the postings");
-        for (std::size_t i = 0; i < slots; ++i)
-            if (tf_sum[i] != index.doc_len_[i])
-                r.fail("document " + std::to_string(i) + " has length " + std::to_string(index.doc_len_[i]) +
-                       " but its postings sum to " + std::to_string(tf_sum[i]));
-        for (auto& f : index.doc_terms_) f.shrink_to_fit();
-        return index;
+        return detail::bm25::Codec::read<BM25Index>(bytes, source, std::move(analyzer));
     }
 
 private:
+    friend struct detail::bm25::Codec;
+    using Plan = detail::bm25::Plan;
+    using FieldedPlan = detail::bm25::FieldedPlan;
+
     using FieldTerms = std::array<std::vector<std::string>, 3>;
 
     [[nodiscard]] FieldTerms analyze_fields(const Document& doc) const {
@@ -1082,17 +505,6 @@ private:
         check("path", w.path);
     }
 
-    struct Plan {
-        double k1 = 0, b = 0, delta = 0, avgdl = 1;
-        double one_minus_b = 1, b_over_avgdl = 0;  // L(d) = (1 - b) + (b / avgdl) |d|
-        const DocSet* allowed = nullptr;
-        std::vector<detail::bm25::QueryTerm> terms;
-        [[nodiscard]] bool allows(DocId d) const noexcept { return allowed == nullptr || allowed->test(d); }
-        [[nodiscard]] double norm(std::uint32_t len) const noexcept {
-            return one_minus_b + b_over_avgdl * static_cast<double>(len);
-        }
-    };
-
     static void check_params(double k1, double b, double delta, const char* where) {
         auto bad = [&](const char* field, double v, const char* domain) {
             return InvalidArgument(std::string(where) + ": " + field + " is " + std::to_string(v) + " (must be " + domain + ")");
@@ -1152,6 +564,13 @@ private:
         return okapi_cache_.value;
     }
 
+    /// The idf of the index's variant for n live documents and document frequency df
+    /// (rank_bm25_okapi: a negative idf becomes epsilon times the mean idf).
+    [[nodiscard]] double variant_idf(double n, double df) const {
+        const double idf = bm25_idf(params_.variant, n, df);
+        return params_.variant == BM25Variant::rank_bm25_okapi && idf < 0.0 ? params_.epsilon * okapi_mean_idf() : idf;
+    }
+
     /// The distinct known query terms, in order of first occurrence, with their weights.
     [[nodiscard]] std::vector<detail::bm25::QueryTerm> resolve(std::span<const std::string> query_terms, double k1,
                                                                double delta) const {
@@ -1169,46 +588,14 @@ private:
         const double absent = bm25_tf_part_absent(params_.variant, k1, delta);
         for (const auto& [tid, qtf] : counts) {
             const auto& td = terms_[tid];
-            double idf = bm25_idf(params_.variant, n, static_cast<double>(td.postings.size()));
-            if (params_.variant == BM25Variant::rank_bm25_okapi && idf < 0.0) idf = params_.epsilon * okapi_mean_idf();
+            const double idf = variant_idf(n, static_cast<double>(td.postings.size()));
             const double weight = static_cast<double>(qtf) * idf;
             out.push_back({td.postings.data(), td.postings.data() + td.postings.size(), &td.skyline, weight, weight * absent});
         }
         return out;
     }
 
-    /// The score of a document given the frequency of each query term in it: the sum
-    /// over the query terms, in query order, so every path computes the same double.
-    template <BM25Variant V>
-    [[nodiscard]] static double score_doc(const Plan& plan, const std::uint32_t* tfs, std::uint32_t len) noexcept {
-        const double norm = plan.norm(len);
-        double s = 0.0;
-        for (std::size_t i = 0; i < plan.terms.size(); ++i) {
-            const auto& t = plan.terms[i];
-            s += tfs[i] != 0 ? t.weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) : t.zero;
-        }
-        return s;
-    }
-
     // --- fielded search (BM25F, see "Fields") -------------------------------------------
-
-    struct FieldedPlan {
-        double k1 = 0, delta = 0;
-        std::array<double, 4> w{1.0, 0.0, 0.0, 0.0};       // field weights, body first
-        std::array<double, 4> one_minus_b{1.0, 1.0, 1.0, 1.0};
-        std::array<double, 4> b_over_avg{0.0, 0.0, 0.0, 0.0};
-        const DocSet* allowed = nullptr;
-        std::vector<detail::bm25::FieldedTerm> terms;
-        [[nodiscard]] bool allows(DocId d) const noexcept { return allowed == nullptr || allowed->test(d); }
-        [[nodiscard]] double norm(std::size_t f, std::uint32_t len) const noexcept {
-            return one_minus_b[f] + b_over_avg[f] * static_cast<double>(len);
-        }
-    };
-
-    /// The length of field f (0 the body) of document d.
-    [[nodiscard]] std::uint32_t flen(std::size_t f, DocId d) const noexcept {
-        return f == 0 ? doc_len_[d] : fields_[f - 1].length(d);
-    }
 
     [[nodiscard]] std::vector<Hit> search_fielded(const Plan& base, const FieldWeights& fw,
                                                   std::span<const std::string> query_terms, std::size_t k,
@@ -1217,6 +604,10 @@ private:
         plan.k1 = base.k1;
         plan.delta = base.delta;
         plan.allowed = base.allowed;
+        plan.doc_len = base.doc_len;
+        plan.live = base.live;
+        plan.fields = &fields_;
+        plan.all = base.all;
         plan.w = {1.0, fw.title, fw.headings, fw.path};
         plan.one_minus_b[0] = base.one_minus_b;
         plan.b_over_avg[0] = base.b_over_avgdl;
@@ -1273,8 +664,7 @@ private:
                 read = true;
             }
             if (!read) continue;
-            double idf = bm25_idf(params_.variant, n, static_cast<double>(df));
-            if (params_.variant == BM25Variant::rank_bm25_okapi && idf < 0.0) idf = params_.epsilon * okapi_mean_idf();
+            const double idf = variant_idf(n, static_cast<double>(df));
             ft.weight = static_cast<double>(qtf) * idf;
             ft.zero = ft.weight * absent;
             plan.terms.push_back(ft);
@@ -1285,197 +675,18 @@ private:
                                              [](const detail::bm25::FieldedTerm& t) { return t.weight >= 0.0; });
         const bool prune = !all && nonnegative &&
                            (strategy == BM25Strategy::automatic || strategy == BM25Strategy::maxscore);
-        switch (params_.variant) {
-            case BM25Variant::lucene: return run_fielded<BM25Variant::lucene>(plan, k, prune, stats);
-            case BM25Variant::robertson: return run_fielded<BM25Variant::robertson>(plan, k, prune, stats);
-            case BM25Variant::atire: return run_fielded<BM25Variant::atire>(plan, k, prune, stats);
-            case BM25Variant::bm25l: return run_fielded<BM25Variant::bm25l>(plan, k, prune, stats);
-            case BM25Variant::bm25plus: return run_fielded<BM25Variant::bm25plus>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_okapi: return run_fielded<BM25Variant::rank_bm25_okapi>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_l: return run_fielded<BM25Variant::rank_bm25_l>(plan, k, prune, stats);
-            case BM25Variant::rank_bm25_plus: return run_fielded<BM25Variant::rank_bm25_plus>(plan, k, prune, stats);
-        }
-        return {};
-    }
-
-    /// x of term i (see "Fields"): fields in order, body first, so every path sums alike.
-    [[nodiscard]] static double field_x(const FieldedPlan& plan, const std::uint32_t* tfs,
-                                        const std::array<double, 4>& norms) noexcept {
-        double x = 0.0;
-        for (std::size_t f = 0; f < 4; ++f)
-            if (tfs[f] != 0) x += plan.w[f] * static_cast<double>(tfs[f]) / norms[f];
-        return x;
-    }
-
-    [[nodiscard]] std::array<double, 4> field_norms(const FieldedPlan& plan, DocId d) const noexcept {
-        std::array<double, 4> norms{};
-        for (std::size_t f = 0; f < 4; ++f) norms[f] = plan.norm(f, flen(f, d));
-        return norms;
-    }
-
-    /// A term's contribution: weight * tfpartF(x), or `zero` when it is absent.
-    template <BM25Variant V>
-    [[nodiscard]] static double field_contribution(const FieldedPlan& plan, std::size_t i, const std::uint32_t* tfs,
-                                                   const std::array<double, 4>& norms) noexcept {
-        const double x = field_x(plan, tfs, norms);
-        const auto& t = plan.terms[i];
-        return x > 0.0 ? t.weight * bm25f_tf_part<V>(x, plan.k1, plan.delta) : t.zero;
-    }
-
-    /// The score of document d given tfs (4 per query term, body first).
-    template <BM25Variant V>
-    [[nodiscard]] double score_fielded(const FieldedPlan& plan, const std::uint32_t* tfs, DocId d) const noexcept {
-        const auto norms = field_norms(plan, d);
-        double s = 0.0;
-        for (std::size_t i = 0; i < plan.terms.size(); ++i) s += field_contribution<V>(plan, i, tfs + 4 * i, norms);
-        return s;
+        return visit_bm25_variant(params_.variant,
+                                  [&](auto v) { return run_fielded<decltype(v)::value>(plan, k, prune, stats); });
     }
 
     template <BM25Variant V>
     [[nodiscard]] std::vector<Hit> run_fielded(const FieldedPlan& plan, std::size_t k, bool prune,
                                                BM25SearchStats* stats) const {
-        detail::bm25::TopK top(k);
-        const std::size_t scored = prune ? maxscore_fielded<V>(plan, top) : exhaustive_fielded<V>(plan, top, k);
+        detail::TopK top(k, live_.size());
+        const std::size_t scored =
+            prune ? detail::bm25::maxscore_fielded<V>(plan, top) : detail::bm25::exhaustive<V>(plan, top, k);
         if (stats) *stats = {scored, prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive};
-        return top.take();
-    }
-
-    /// The smallest document at or after the cursors of term i (max() when none).
-    static DocId min_doc(const detail::bm25::FieldedTerm& t, const std::array<const detail::bm25::Posting*, 4>& cur) noexcept {
-        DocId d = std::numeric_limits<DocId>::max();
-        for (std::size_t f = 0; f < 4; ++f)
-            if (cur[f] != t.end[f] && cur[f]->doc < d) d = cur[f]->doc;
-        return d;
-    }
-
-    /// Reads term i's frequencies in d into tfs[0..4) and moves its cursors past d;
-    /// true when d has the term in a read field.
-    static bool take_doc(const detail::bm25::FieldedTerm& t, std::array<const detail::bm25::Posting*, 4>& cur, DocId d,
-                         std::uint32_t* tfs) noexcept {
-        bool any = false;
-        for (std::size_t f = 0; f < 4; ++f) {
-            if (cur[f] != t.end[f] && cur[f]->doc == d) {
-                tfs[f] = cur[f]->tf;
-                ++cur[f];
-                any = true;
-            } else {
-                tfs[f] = 0;
-            }
-        }
-        return any;
-    }
-
-    template <BM25Variant V>
-    std::size_t exhaustive_fielded(const FieldedPlan& plan, detail::bm25::TopK& top, std::size_t k) const {
-        const std::size_t m = plan.terms.size();
-        std::vector<std::array<const detail::bm25::Posting*, 4>> cur(m);
-        std::vector<std::uint32_t> tfs(4 * m);
-        for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
-        const bool all = scores_every_document();
-        std::vector<std::uint8_t> matched(all ? live_.size() : 0, 0);
-        std::size_t scored = 0;
-        for (;;) {
-            DocId d = std::numeric_limits<DocId>::max();
-            for (std::size_t i = 0; i < m; ++i) d = std::min(d, min_doc(plan.terms[i], cur[i]));
-            if (d == std::numeric_limits<DocId>::max()) break;
-            for (std::size_t i = 0; i < m; ++i) take_doc(plan.terms[i], cur[i], d, &tfs[4 * i]);
-            if (all) matched[d] = 1;
-            if (!plan.allows(d)) continue;
-            ++scored;
-            top.push({static_cast<float>(score_fielded<V>(plan, tfs.data(), d)), d});
-        }
-        if (all) {
-            std::fill(tfs.begin(), tfs.end(), 0U);
-            double base = 0.0;
-            for (const auto& t : plan.terms) base += t.zero;
-            std::size_t added = 0;
-            for (std::size_t d = 0; d < live_.size() && added < k; ++d) {
-                if (!live_[d] || matched[d] || !plan.allows(static_cast<DocId>(d))) continue;
-                ++added;
-                ++scored;
-                top.push({static_cast<float>(base), static_cast<DocId>(d)});
-            }
-        }
-        return scored;
-    }
-
-    /// MaxScore over fielded terms: as `maxscore`, a term's excess being the bound of
-    /// its contribution minus `zero`; the bound is weight * tfpartF(sum over read fields
-    /// of w_f * the largest tf / L_f on the field's skyline).
-    template <BM25Variant V>
-    std::size_t maxscore_fielded(const FieldedPlan& plan, detail::bm25::TopK& top) const {
-        const std::size_t m = plan.terms.size();
-        std::vector<double> excess(m);
-        double base = 0.0, magnitude = 0.0;
-        for (std::size_t i = 0; i < m; ++i) {
-            const auto& t = plan.terms[i];
-            double xmax = 0.0;
-            for (std::size_t f = 0; f < 4; ++f) {
-                if (t.skyline[f] == nullptr) continue;
-                double best = 0.0;
-                for (const auto& p : *t.skyline[f])
-                    best = std::max(best, static_cast<double>(p.tf) / plan.norm(f, p.len));
-                xmax += plan.w[f] * best;
-            }
-            const double ub = std::max(t.zero, t.weight * bm25f_tf_part<V>(xmax, plan.k1, plan.delta));
-            excess[i] = ub - t.zero;
-            base += t.zero;
-            magnitude += std::abs(ub) + std::abs(t.zero);
-        }
-        const double slack = 1e-9 * magnitude + 1e-300;
-        std::vector<std::size_t> order(m);
-        for (std::size_t i = 0; i < m; ++i) order[i] = i;
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return excess[a] < excess[b]; });
-        std::vector<double> prefix(m + 1, 0.0);
-        for (std::size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + excess[order[j]];
-
-        std::vector<std::array<const detail::bm25::Posting*, 4>> cur(m);
-        std::vector<std::uint32_t> tfs(4 * m);
-        for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
-        // Moves the cursors of term i to d and reads its frequencies; true when present.
-        auto probe = [&](std::size_t i, DocId d) {
-            const auto& t = plan.terms[i];
-            for (std::size_t f = 0; f < 4; ++f) cur[i][f] = detail::bm25::next_geq(cur[i][f], t.end[f], d);
-            return take_doc(t, cur[i], d, &tfs[4 * i]);
-        };
-        std::size_t ne = 0;
-        std::size_t scored = 0;
-        for (;;) {
-            if (top.full())
-                while (ne < m && base + prefix[ne + 1] + slack <= top.threshold()) ++ne;
-            if (ne == m) break;
-            DocId d = std::numeric_limits<DocId>::max();
-            for (std::size_t j = ne; j < m; ++j) d = std::min(d, min_doc(plan.terms[order[j]], cur[order[j]]));
-            if (d == std::numeric_limits<DocId>::max()) break;
-            std::fill(tfs.begin(), tfs.end(), 0U);
-            for (std::size_t j = ne; j < m; ++j) take_doc(plan.terms[order[j]], cur[order[j]], d, &tfs[4 * order[j]]);
-            if (!plan.allows(d)) continue;
-            if (top.full()) {
-                const double theta = top.threshold();
-                const auto norms = field_norms(plan, d);
-                double bound = base + prefix[ne];
-                for (std::size_t j = ne; j < m; ++j) {
-                    const std::size_t i = order[j];
-                    bound += field_contribution<V>(plan, i, &tfs[4 * i], norms) - plan.terms[i].zero;
-                }
-                bool skip = false;
-                for (std::size_t j = ne; j-- > 0;) {
-                    if (bound + slack <= theta) {
-                        skip = true;
-                        break;
-                    }
-                    const std::size_t i = order[j];
-                    bound -= excess[i];
-                    if (probe(i, d)) bound += field_contribution<V>(plan, i, &tfs[4 * i], norms) - plan.terms[i].zero;
-                }
-                if (skip || bound + slack <= theta) continue;
-            } else {
-                for (std::size_t j = 0; j < ne; ++j) probe(order[j], d);
-            }
-            ++scored;
-            top.push({static_cast<float>(score_fielded<V>(plan, tfs.data(), d)), d});
-        }
-        return scored;
+        return top.take_sorted();
     }
 
     /// `automatic` accumulates only up to this many document slots (1 MiB of
@@ -1513,189 +724,15 @@ private:
     template <BM25Variant V>
     [[nodiscard]] std::vector<Hit> run(const Plan& plan, std::size_t k, BM25Algorithm algorithm,
                                        BM25SearchStats* stats) const {
-        detail::bm25::TopK top(k);
+        detail::TopK top(k, live_.size());
         std::size_t scored = 0;
         switch (algorithm) {
-            case BM25Algorithm::exhaustive: scored = exhaustive<V>(plan, top, k); break;
-            case BM25Algorithm::accumulate: scored = accumulate<V>(plan, top); break;
-            case BM25Algorithm::maxscore: scored = maxscore<V>(plan, top); break;
+            case BM25Algorithm::exhaustive: scored = detail::bm25::exhaustive<V>(plan, top, k); break;
+            case BM25Algorithm::accumulate: scored = detail::bm25::accumulate<V>(plan, top); break;
+            case BM25Algorithm::maxscore: scored = detail::bm25::maxscore<V>(plan, top); break;
         }
         if (stats) *stats = {scored, algorithm};
-        return top.take();
-    }
-
-    /// Term at a time: each posting adds weight * tfpart to its document's accumulator,
-    /// terms in query order, so each sum is the document-at-a-time sum (absent terms
-    /// add exactly 0 there).
-    template <BM25Variant V>
-    std::size_t accumulate(const Plan& plan, detail::bm25::TopK& top) const {
-        std::vector<double> acc(live_.size(), 0.0);
-        std::vector<std::uint64_t> seen((live_.size() + 63) / 64, 0);  // documents touched
-        for (const auto& t : plan.terms) {
-            for (const auto* p = t.begin; p != t.end; ++p) {
-                const DocId d = p->doc;
-                if (!plan.allows(d)) continue;
-                seen[d >> 6] |= std::uint64_t{1} << (d & 63);
-                acc[d] += t.weight * bm25_tf_part<V>(static_cast<double>(p->tf), plan.norm(doc_len_[d]), plan.k1, plan.delta);
-            }
-        }
-        std::size_t touched = 0;
-        for (std::size_t w = 0; w < seen.size(); ++w) {
-            for (std::uint64_t bits = seen[w]; bits != 0; bits &= bits - 1) {
-                const auto d = static_cast<DocId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-                ++touched;
-                const auto score = static_cast<float>(acc[d]);
-                // Documents come by increasing id: one scoring no more than the k-th cannot enter.
-                if (top.full() && static_cast<double>(score) <= top.threshold()) continue;
-                top.push({score, d});
-            }
-        }
-        return touched;
-    }
-
-    template <BM25Variant V>
-    std::size_t exhaustive(const Plan& plan, detail::bm25::TopK& top, std::size_t k) const {
-        const std::size_t m = plan.terms.size();
-        std::vector<const detail::bm25::Posting*> cur(m);
-        std::vector<std::uint32_t> tfs(m);
-        for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
-        const bool all = scores_every_document();
-        std::vector<std::uint8_t> matched(all ? live_.size() : 0, 0);
-        std::size_t scored = 0;
-        for (;;) {
-            DocId d = std::numeric_limits<DocId>::max();
-            bool any = false;
-            for (std::size_t i = 0; i < m; ++i)
-                if (cur[i] != plan.terms[i].end && cur[i]->doc <= d) {
-                    d = cur[i]->doc;
-                    any = true;
-                }
-            if (!any) break;
-            for (std::size_t i = 0; i < m; ++i) {
-                if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
-                    tfs[i] = cur[i]->tf;
-                    ++cur[i];
-                } else {
-                    tfs[i] = 0;
-                }
-            }
-            if (all) matched[d] = 1;
-            if (!plan.allows(d)) continue;
-            ++scored;
-            top.push({static_cast<float>(score_doc<V>(plan, tfs.data(), doc_len_[d])), d});
-        }
-        if (all) {
-            // rank_bm25 scores every document: those without any query term all get
-            // the sum of the absent-term parts; the k smallest such ids can enter.
-            std::fill(tfs.begin(), tfs.end(), 0U);
-            const auto base = static_cast<float>(score_doc<V>(plan, tfs.data(), 1));
-            std::size_t added = 0;
-            for (std::size_t d = 0; d < live_.size() && added < k; ++d) {
-                if (!live_[d] || matched[d] || !plan.allows(static_cast<DocId>(d))) continue;
-                ++added;
-                ++scored;
-                top.push({base, static_cast<DocId>(d)});
-            }
-        }
-        return scored;
-    }
-
-    /// MaxScore. Each term's contribution is either `zero` (absent) or
-    /// weight * tfpart(tf, L) <= ub (the maximum over the term's skyline), so a
-    /// document's score is at most base + the sum of the excesses (ub - zero) of the
-    /// terms it contains, base = sum of zero. Terms sorted by excess; the shortest
-    /// prefix whose excesses (plus base) cannot beat the k-th score is non-essential:
-    /// candidates come from the essential lists only, and the non-essential lists are
-    /// probed, largest excess first, while the candidate can still enter the top k.
-    /// Bounds carry a 1e-9 relative slack so rounding can never prune a document
-    /// the exhaustive scorer would keep; a document enters only with its full score.
-    template <BM25Variant V>
-    std::size_t maxscore(const Plan& plan, detail::bm25::TopK& top) const {
-        const std::size_t m = plan.terms.size();
-        std::vector<double> excess(m);
-        double base = 0.0, magnitude = 0.0;
-        for (std::size_t i = 0; i < m; ++i) {
-            const auto& t = plan.terms[i];
-            double ub = t.zero;
-            for (const auto& p : *t.skyline)
-                ub = std::max(ub, t.weight * bm25_tf_part<V>(static_cast<double>(p.tf), plan.norm(p.len), plan.k1, plan.delta));
-            excess[i] = ub - t.zero;
-            base += t.zero;
-            magnitude += std::abs(ub) + std::abs(t.zero);
-        }
-        const double slack = 1e-9 * magnitude + 1e-300;
-        std::vector<std::size_t> order(m);
-        for (std::size_t i = 0; i < m; ++i) order[i] = i;
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return excess[a] < excess[b]; });
-        std::vector<double> prefix(m + 1, 0.0);  // prefix[j] = excesses of order[0..j)
-        for (std::size_t j = 0; j < m; ++j) prefix[j + 1] = prefix[j] + excess[order[j]];
-
-        std::vector<const detail::bm25::Posting*> cur(m);
-        std::vector<std::uint32_t> tfs(m);
-        for (std::size_t i = 0; i < m; ++i) cur[i] = plan.terms[i].begin;
-        std::size_t ne = 0;  // order[0..ne) are non-essential
-        std::size_t scored = 0;
-        for (;;) {
-            if (top.full())
-                while (ne < m && base + prefix[ne + 1] + slack <= top.threshold()) ++ne;
-            if (ne == m) break;
-            DocId d = std::numeric_limits<DocId>::max();
-            bool any = false;
-            for (std::size_t j = ne; j < m; ++j) {
-                const std::size_t i = order[j];
-                if (cur[i] != plan.terms[i].end && cur[i]->doc <= d) {
-                    d = cur[i]->doc;
-                    any = true;
-                }
-            }
-            if (!any) break;
-            std::fill(tfs.begin(), tfs.end(), 0U);
-            for (std::size_t j = ne; j < m; ++j) {
-                const std::size_t i = order[j];
-                if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
-                    tfs[i] = cur[i]->tf;
-                    ++cur[i];
-                }
-            }
-            if (!plan.allows(d)) continue;
-            const std::uint32_t len = doc_len_[d];
-            if (top.full()) {
-                const double theta = top.threshold();
-                const double norm = plan.norm(len);
-                double bound = base + prefix[ne];
-                for (std::size_t j = ne; j < m; ++j) {
-                    const std::size_t i = order[j];
-                    if (tfs[i] != 0)
-                        bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
-                                 plan.terms[i].zero;
-                }
-                bool skip = false;
-                for (std::size_t j = ne; j-- > 0;) {
-                    if (bound + slack <= theta) {
-                        skip = true;
-                        break;
-                    }
-                    const std::size_t i = order[j];
-                    cur[i] = detail::bm25::next_geq(cur[i], plan.terms[i].end, d);
-                    bound -= excess[i];
-                    if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
-                        tfs[i] = cur[i]->tf;
-                        bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
-                                 plan.terms[i].zero;
-                    }
-                }
-                if (skip || bound + slack <= theta) continue;
-            } else {
-                for (std::size_t j = 0; j < ne; ++j) {
-                    const std::size_t i = order[j];
-                    cur[i] = detail::bm25::next_geq(cur[i], plan.terms[i].end, d);
-                    if (cur[i] != plan.terms[i].end && cur[i]->doc == d) tfs[i] = cur[i]->tf;
-                }
-            }
-            ++scored;
-            top.push({static_cast<float>(score_doc<V>(plan, tfs.data(), len)), d});
-        }
-        return scored;
+        return top.take_sorted();
     }
 
     A analyzer_{};

@@ -53,30 +53,14 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/aligned_allocator.hpp>
 #include <ragpp/detail/binary_file.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/embed/embedder.hpp>
 
 namespace ragpp {
-
-namespace detail {
-/// Allocates on 64-byte (cache line) boundaries, so that a row's vector loads never
-/// straddle two lines for dimensions that are multiples of 16.
-template <class T>
-struct CacheAlignedAllocator {
-    using value_type = T;
-    CacheAlignedAllocator() = default;
-    template <class U>
-    CacheAlignedAllocator(const CacheAlignedAllocator<U>&) noexcept {}
-    T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
-    template <class U>
-    friend bool operator==(const CacheAlignedAllocator&, const CacheAlignedAllocator<U>&) noexcept { return true; }
-};
-template <class T>
-using AlignedVector = std::vector<T, CacheAlignedAllocator<T>>;
-}  // namespace detail
 
 enum class Metric : std::uint32_t { cosine = 0, inner_product = 1, l2 = 2 };
 enum class Quantization : std::uint32_t { none = 0, float16 = 1, int8 = 2 };
@@ -107,8 +91,11 @@ class VectorIndex {
     static_assert(std::same_as<Backend, Flat>, "VectorIndex: Flat is the only backend so far");
 
 public:
-    static constexpr std::string_view file_magic = "RAGPPVEC";
-    static constexpr std::uint32_t file_version = 1;
+    /// The format id and version of its files in the container of every ragpp index
+    /// file (detail/binary_file.hpp); format 1 files (magic "RAGPPVEC") are refused as
+    /// written by an older ragpp.
+    static constexpr detail::BinaryFormat file_format{"VECINDEX", 2, "vector index", "RAGPPVEC"};
+    static constexpr std::uint32_t file_version = file_format.version;
 
     VectorIndex()
         requires std::default_initializable<E>
@@ -331,7 +318,7 @@ public:
         }
         std::vector<detail::TopK> tops;
         tops.reserve(m);
-        for (std::size_t i = 0; i < m; ++i) tops.emplace_back(k);
+        for (std::size_t i = 0; i < m; ++i) tops.emplace_back(k, ids_.size());
         if (k > 0 && size() > 0) {
             // S = Q X^T by blocks of rows that stay in cache while every group of four
             // queries is scored against them (detail::simd rows4q_f32 micro-kernel).
@@ -369,24 +356,25 @@ public:
 
     // --- persistence ------------------------------------------------------------------
     //
-    // File (little-endian): "RAGPPVEC", u32 version, u32 metric, u32 quantization,
-    // u64 dimension, string embedder name, u64 n, n x u32 DocId, n x dimension x f32
-    // rows, u64 FNV-1a-64 checksum of everything before. Only live rows are written.
+    // A ragpp index file (detail/binary_file.hpp: magic "RAGPPIDX", format id "VECINDEX",
+    // version 2, payload size, FNV-1a-64 of the payload), payload (little-endian):
+    //   u32 metric | u32 quantization | u64 dimension | str embedder name (u32 byte
+    //   count + bytes) | u64 n | n x u32 DocId | n x dimension x f32 rows
+    // Only live rows are written.
 
     /// Writes the index to `path` atomically (temporary file + rename). Throws IoError.
     void save(const std::filesystem::path& path) const {
-        detail::BinaryWriter w(file_magic);
-        w.put(file_version);
-        w.put(static_cast<std::uint32_t>(options_.metric));
-        w.put(static_cast<std::uint32_t>(options_.quantization));
-        w.put(static_cast<std::uint64_t>(dim_));
-        w.string(std::string(embedder_.name()));
-        w.put(static_cast<std::uint64_t>(size()));
+        detail::BinaryWriter w;
+        w.u32(static_cast<std::uint32_t>(options_.metric));
+        w.u32(static_cast<std::uint32_t>(options_.quantization));
+        w.u64(static_cast<std::uint64_t>(dim_));
+        w.str(embedder_.name());
+        w.u64(static_cast<std::uint64_t>(size()));
         for (std::size_t r = 0; r < ids_.size(); ++r)
             if (dead_[r] == 0) w.put(ids_[r]);
         for (std::size_t r = 0; r < ids_.size(); ++r)
             if (dead_[r] == 0) w.array(row_ptr(r), dim_);
-        w.commit(path);
+        w.save(path, file_format);
     }
 
     /// Reads an index saved by save(). The metric and quantization come from the file;
@@ -395,27 +383,25 @@ public:
     /// version, InvalidArgument when `embedder` is not the one the index was built with.
     [[nodiscard]] static VectorIndex load(const std::filesystem::path& path, E embedder,
                                           VectorIndexOptions options = {}) {
-        detail::BinaryReader in(path, file_magic);
-        const auto version = in.get<std::uint32_t>("version");
-        if (version != file_version)
-            in.fail("version " + std::to_string(version) + " (this ragpp reads version " + std::to_string(file_version) + ")");
-        const auto metric = in.get<std::uint32_t>("metric");
-        const auto quant = in.get<std::uint32_t>("quantization");
+        const std::string bytes = detail::read_file(path);
+        detail::BinaryReader in(bytes, file_format, path.string());
+        const auto metric = in.u32("metric");
+        const auto quant = in.u32("quantization");
         if (metric > 2) in.fail("unknown metric " + std::to_string(metric));
         if (quant > 2) in.fail("unknown quantization " + std::to_string(quant));
-        const auto dim = in.get<std::uint64_t>("dimension");
-        const std::string name = in.string("embedder name");
-        const auto n = in.get<std::uint64_t>("row count");
+        const auto dim = in.u64("dimension");
+        const std::string name(in.str("embedder name"));
         if (dim != embedder.dimension() || name != std::string(embedder.name()))
-            throw InvalidArgument("VectorIndex::load: '" + in.name() + "' was built with embedder '" + name + "' (" +
+            throw InvalidArgument("VectorIndex::load: " + in.name() + " was built with embedder '" + name + "' (" +
                                   std::to_string(dim) + " dimensions), not '" + std::string(embedder.name()) + "' (" +
                                   std::to_string(embedder.dimension()) + ")");
-        if (n > in.remaining() / sizeof(DocId)) in.fail("truncated while reading ids");
+        // Each row: a DocId and dim floats; the count is checked before anything is allocated.
+        if (dim > in.remaining() / sizeof(float)) in.fail("dimension " + std::to_string(dim) + " does not fit in the file");
+        const std::size_t n = in.count("row count", sizeof(DocId) + static_cast<std::size_t>(dim) * sizeof(float));
         std::vector<DocId> ids;
-        in.array(ids, static_cast<std::size_t>(n), "ids");
+        in.array(ids, n, "ids");
         std::vector<float> data;
-        if (dim != 0 && n > in.remaining() / sizeof(float) / dim) in.fail("truncated while reading vectors");
-        in.array(data, static_cast<std::size_t>(n * dim), "vectors");
+        in.array(data, n * static_cast<std::size_t>(dim), "vectors");
         in.expect_end();
         options.metric = static_cast<Metric>(metric);
         options.quantization = static_cast<Quantization>(quant);
@@ -512,7 +498,7 @@ private:
     std::vector<Hit> search_exact(const std::vector<float>& q, std::size_t k, const SearchOptions& options) const {
         const auto& kern = detail::simd::kernels();
         const float qn2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
-        detail::TopK top(k);
+        detail::TopK top(k, ids_.size());
         if (sparse_allowed(options)) {
             options.allowed->for_each([&](DocId id) {
                 auto it = row_of_.find(id);
@@ -561,12 +547,16 @@ private:
         if (sparse_allowed(options)) return search_exact(q, k, options);  // few rows: exact is cheaper
         const auto& kern = detail::simd::kernels();
         const float qn2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
-        const std::size_t candidates = std::max(k * options_.rescore_factor, options_.min_rescore);
+        // max(k * rescore_factor, min_rescore), saturated (k may be SIZE_MAX).
+        const std::size_t f = options_.rescore_factor;
+        const std::size_t candidates =
+            std::max(k > std::numeric_limits<std::size_t>::max() / f ? std::numeric_limits<std::size_t>::max() : k * f,
+                     options_.min_rescore);
         const QuantizedQuery qq = quantize_query(q);
         const bool int8 = options_.quantization == Quantization::int8;
         const bool l2 = options_.metric == Metric::l2;
-        detail::TopK approx(candidates);
         const std::size_t n = ids_.size();
+        detail::TopK approx(candidates, n);
         std::vector<float> scores(std::min(block_rows, n));
         std::vector<std::int32_t> iscores(int8 ? scores.size() : 0);
         for (std::size_t b = 0; b < n; b += block_rows) {
@@ -582,7 +572,7 @@ private:
                 approx.push(static_cast<DocId>(r), s);  // the row number as id, for now
             }
         }
-        detail::TopK top(k);
+        detail::TopK top(k, n);
         for (const Hit& h : approx.take_sorted()) {
             const std::size_t r = h.id;
             top.push(ids_[r], finish(kern.dot_f32(row_ptr(r), q.data(), dim_), r, qn2));

@@ -44,6 +44,7 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/identifiers.hpp>
+#include <ragpp/detail/whitespace.hpp>
 #include <ragpp/rerank/reranker.hpp>
 
 namespace ragpp {
@@ -116,14 +117,7 @@ private:
 
     [[nodiscard]] Query prepare(std::string_view question) const {
         Query q;
-        std::size_t i = 0;
-        auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
-        while (i < question.size()) {
-            while (i < question.size() && space(question[i])) ++i;
-            const std::size_t b = i;
-            while (i < question.size() && !space(question[i])) ++i;
-            if (i == b) break;
-            const std::string_view raw = question.substr(b, i - b);
+        for (const std::string_view raw : detail::split_words(question)) {
             Word w;
             analyzer_.analyze(raw, w.terms);
             if (w.terms.empty()) continue;

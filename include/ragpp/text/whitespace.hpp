@@ -8,20 +8,13 @@
 #include <vector>
 
 #include <ragpp/core/concepts.hpp>
+#include <ragpp/detail/whitespace.hpp>
 
 namespace ragpp {
 
 struct WhitespaceAnalyzer {
     void analyze(std::string_view text, std::vector<std::string>& out) const {
-        std::size_t i = 0;
-        const std::size_t n = text.size();
-        auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
-        while (i < n) {
-            while (i < n && space(text[i])) ++i;
-            const std::size_t start = i;
-            while (i < n && !space(text[i])) ++i;
-            if (i > start) out.emplace_back(text.substr(start, i - start));
-        }
+        detail::for_each_word(text, [&](std::string_view w) { out.emplace_back(w); });
     }
     [[nodiscard]] static constexpr std::string_view name() noexcept { return "whitespace"; }
 };

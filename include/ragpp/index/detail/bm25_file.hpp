@@ -1,0 +1,205 @@
+// ragpp detail: the BM25 index file (not API): BM25Index::to_bytes / from_bytes in the
+// container of every ragpp index file (detail/binary_file.hpp), format id "BM25INDX".
+//
+// Payload (format 3; formats 1 and 2 had their own header, magic "RGPPBM25", and are
+// refused as written by an older ragpp):
+//   str analyzer name | u8 variant | f64 k1, b, delta, epsilon
+//   f64 title, headings, path weights, field_b
+//   u64 slots | slots x (u8 live, u32 length)
+//   u64 terms | terms x (str term | u64 n | n x (u32 doc, u32 tf))
+//   3 x (title, headings, path): the same terms section for the field
+//   (a field's length is the sum of its frequencies; terms without a live document are
+//   not saved)
+// Every count is checked against the bytes left before anything is sized by it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ragpp/core/error.hpp>
+#include <ragpp/core/types.hpp>
+#include <ragpp/detail/binary_file.hpp>
+#include <ragpp/index/bm25/scoring.hpp>
+#include <ragpp/index/detail/bm25_postings.hpp>
+
+namespace ragpp::detail::bm25 {
+
+inline constexpr BinaryFormat file_format{"BM25INDX", 3, "BM25 index", "RGPPBM25"};
+
+/// Reads and writes a BM25Index's private state (a friend of BM25Index).
+struct Codec {
+    /// A terms section: the count of terms with postings, then each with its postings.
+    static void write_terms(BinaryWriter& w, const TermDict& dict, const std::vector<TermData>& terms) {
+        std::uint64_t count = 0;
+        for (const auto& td : terms) count += td.postings.empty() ? 0 : 1;
+        w.u64(count);
+        for (std::size_t t = 0; t < terms.size(); ++t) {
+            const auto& pl = terms[t].postings;
+            if (pl.empty()) continue;
+            w.str(dict.name(static_cast<std::uint32_t>(t)));
+            w.u64(pl.size());
+            for (const auto& p : pl) {
+                w.u32(p.doc);
+                w.u32(p.tf);
+            }
+        }
+    }
+
+    template <class Index>
+    [[nodiscard]] static std::string write(const Index& ix) {
+        BinaryWriter w;
+        w.str(ix.analyzer_.name());
+        w.u8(static_cast<std::uint8_t>(ix.params_.variant));
+        w.f64(ix.params_.k1);
+        w.f64(ix.params_.b);
+        w.f64(ix.params_.delta);
+        w.f64(ix.params_.epsilon);
+        w.f64(ix.params_.field_weights.title);
+        w.f64(ix.params_.field_weights.headings);
+        w.f64(ix.params_.field_weights.path);
+        w.f64(ix.params_.field_b);
+        w.u64(ix.live_.size());
+        for (std::size_t i = 0; i < ix.live_.size(); ++i) {
+            w.u8(ix.live_[i]);
+            w.u32(ix.doc_len_[i]);
+        }
+        write_terms(w, ix.dict_, ix.terms_);
+        for (const auto& fd : ix.fields_) write_terms(w, ix.dict_, fd.terms);
+        return w.finish(file_format);
+    }
+
+    template <class Index, class A>
+    [[nodiscard]] static Index read(std::string_view bytes, std::string_view source, A analyzer) {
+        BinaryReader r(bytes, file_format, source);
+        Index index(std::move(analyzer));
+        const std::string_view analyzer_name = r.str("analyzer name");
+        if (analyzer_name != std::string_view(index.analyzer_.name()))
+            r.fail("the index was built with analyzer '" + std::string(analyzer_name) + "', this BM25Index uses '" +
+                   std::string(index.analyzer_.name()) + "'");
+        BM25Params p;
+        const std::uint8_t variant = r.u8("variant");
+        if (variant > static_cast<std::uint8_t>(BM25Variant::rank_bm25_plus))
+            r.fail("unknown BM25 variant " + std::to_string(variant));
+        p.variant = static_cast<BM25Variant>(variant);
+        p.k1 = r.f64("k1");
+        p.b = r.f64("b");
+        p.delta = r.f64("delta");
+        p.epsilon = r.f64("epsilon");
+        p.field_weights.title = r.f64("title weight");
+        p.field_weights.headings = r.f64("headings weight");
+        p.field_weights.path = r.f64("path weight");
+        p.field_b = r.f64("field_b");
+        try {
+            index.set_params(p);
+        } catch (const InvalidArgument& e) {
+            r.fail(std::string("bad parameters: ") + e.what());
+        }
+        const std::size_t slots = r.count("document slots", 5);
+        if (slots > std::size_t{std::numeric_limits<DocId>::max()} + 1) r.fail("too many document slots");
+        index.live_.resize(slots);
+        index.doc_len_.resize(slots);
+        index.doc_terms_.resize(slots);
+        for (std::size_t i = 0; i < slots; ++i) {
+            const std::uint8_t live = r.u8("document live flag");
+            if (live > 1) r.fail("document " + std::to_string(i) + " has live flag " + std::to_string(live));
+            index.live_[i] = live;
+            index.doc_len_[i] = r.u32("document length");
+            if (!live && index.doc_len_[i] != 0) r.fail("removed document " + std::to_string(i) + " has a length");
+            index.live_count_ += live;
+            index.total_len_ += index.doc_len_[i];
+        }
+        const std::size_t nterms = r.count("term count", 4 + 8 + 8);
+        std::vector<std::uint64_t> tf_sum(slots, 0);
+        std::vector<std::uint32_t> prev_term(slots, 0);
+        for (std::size_t t = 0; t < nterms; ++t) {
+            const std::string_view name = r.str("term");
+            if (index.dict_.find(name) != index.dict_.npos) r.fail("term '" + std::string(name) + "' appears twice");
+            const std::uint32_t tid = index.intern(name);
+            const std::size_t n = r.count("posting count", 8);
+            if (n == 0) r.fail("term '" + std::string(name) + "' has no posting");
+            auto& td = index.terms_[tid];
+            td.postings.resize(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                const DocId doc = r.u32("posting document");
+                const std::uint32_t tf = r.u32("posting frequency");
+                if (doc >= slots || !index.live_[doc])
+                    r.fail("term '" + std::string(name) + "' has a posting for absent document " + std::to_string(doc));
+                if (i > 0 && doc <= td.postings[i - 1].doc)
+                    r.fail("postings of term '" + std::string(name) + "' are not in increasing document order");
+                if (tf == 0) r.fail("term '" + std::string(name) + "' has a zero frequency");
+                td.postings[i] = {doc, tf};
+                tf_sum[doc] += tf;
+                td.add_point({tf, index.doc_len_[doc]});
+                put_varint(index.doc_terms_[doc], tid - prev_term[doc]);
+                prev_term[doc] = tid;
+            }
+            index.posting_count_ += n;
+        }
+        static constexpr const char* names[3] = {"title", "headings", "path"};
+        for (std::size_t f = 0; f < index.fields_.size(); ++f) {
+            auto& fd = index.fields_[f];
+            const std::size_t nf = r.count("field term count", 4 + 8 + 8);
+            std::vector<std::vector<std::uint32_t>> ids(slots);  // term ids of each document
+            fd.len.assign(slots, 0);
+            fd.fwd.assign(slots, {});
+            for (std::size_t t = 0; t < nf; ++t) {
+                const std::string_view name = r.str("field term");
+                const std::uint32_t tid = index.intern(name);
+                if (tid < fd.terms.size() && !fd.terms[tid].postings.empty())
+                    r.fail(std::string(names[f]) + " term '" + std::string(name) + "' appears twice");
+                if (fd.terms.size() < index.terms_.size()) fd.terms.resize(index.terms_.size());
+                const std::size_t n = r.count("posting count", 8);
+                if (n == 0) r.fail(std::string(names[f]) + " term '" + std::string(name) + "' has no posting");
+                auto& pl = fd.terms[tid].postings;
+                pl.resize(n);
+                for (std::size_t i = 0; i < n; ++i) {
+                    const DocId doc = r.u32("posting document");
+                    const std::uint32_t tf = r.u32("posting frequency");
+                    if (doc >= slots || !index.live_[doc])
+                        r.fail(std::string(names[f]) + " term '" + std::string(name) +
+                               "' has a posting for absent document " + std::to_string(doc));
+                    if (i > 0 && doc <= pl[i - 1].doc)
+                        r.fail("postings of " + std::string(names[f]) + " term '" + std::string(name) +
+                               "' are not in increasing document order");
+                    if (tf == 0) r.fail(std::string(names[f]) + " term '" + std::string(name) + "' has a zero frequency");
+                    if (std::uint64_t{fd.len[doc]} + tf > std::numeric_limits<std::uint32_t>::max())
+                        r.fail("document " + std::to_string(doc) + " has a " + names[f] + " field too long");
+                    pl[i] = {doc, tf};
+                    fd.len[doc] += tf;
+                    ids[doc].push_back(tid);
+                }
+            }
+            for (std::size_t d = 0; d < slots; ++d) {
+                fd.total += fd.len[d];
+                fd.docs += fd.len[d] > 0 ? 1 : 0;
+                std::sort(ids[d].begin(), ids[d].end());
+                std::uint32_t prev = 0;
+                for (const std::uint32_t t : ids[d]) {
+                    put_varint(fd.fwd[d], t - prev);
+                    prev = t;
+                }
+            }
+            for (auto& td : fd.terms)
+                for (const auto& q : td.postings) td.add_point({q.tf, fd.len[q.doc]});
+        }
+        for (std::size_t d = 0; d < slots; ++d)
+            if (index.fields_[0].length(static_cast<DocId>(d)) + index.fields_[1].length(static_cast<DocId>(d)) +
+                    index.fields_[2].length(static_cast<DocId>(d)) >
+                0)
+                ++index.fielded_docs_;
+        if (r.remaining() != 0) r.fail("unexpected bytes after the postings");
+        for (std::size_t i = 0; i < slots; ++i)
+            if (tf_sum[i] != index.doc_len_[i])
+                r.fail("document " + std::to_string(i) + " has length " + std::to_string(index.doc_len_[i]) +
+                       " but its postings sum to " + std::to_string(tf_sum[i]));
+        for (auto& f : index.doc_terms_) f.shrink_to_fit();
+        return index;
+    }
+};
+
+}  // namespace ragpp::detail::bm25

@@ -1,0 +1,212 @@
+// ragpp detail: the MaxScore BM25 top k (BM25Algorithm::maxscore; Turtle & Flood,
+// "Query evaluation: strategies and optimizations", IP&M 1995), with exact per-term
+// upper bounds from each list's (tf, length) skyline, unfielded and BM25F.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <ragpp/detail/topk.hpp>
+#include <ragpp/index/bm25/scoring.hpp>
+#include <ragpp/index/detail/bm25_plan.hpp>
+
+namespace ragpp::detail::bm25 {
+
+/// What MaxScore prunes with. A term's contribution is `zero` (absent) or at most its
+/// upper bound ub; its excess is ub - zero. Terms sorted by excess (order); prefix[j]
+/// is the sum of the excesses of order[0..j); a document's score is at most base (the
+/// sum of the zeros) plus the excesses of the terms it contains. slack is 1e-9 of the
+/// magnitude of the bounds, so rounding never prunes a document that would enter.
+struct MaxScoreOrder {
+    std::vector<double> excess;
+    double base = 0.0;
+    double slack = 0.0;
+    std::vector<std::size_t> order;
+    std::vector<double> prefix;
+};
+
+/// The MaxScoreOrder of a plan's terms given upper_bound(term).
+template <class P, class F>
+[[nodiscard]] MaxScoreOrder order_by_excess(const P& plan, F&& upper_bound) {
+    const std::size_t m = plan.terms.size();
+    MaxScoreOrder o;
+    o.excess.resize(m);
+    double magnitude = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const auto& t = plan.terms[i];
+        const double ub = upper_bound(t);
+        o.excess[i] = ub - t.zero;
+        o.base += t.zero;
+        magnitude += std::abs(ub) + std::abs(t.zero);
+    }
+    o.slack = 1e-9 * magnitude + 1e-300;
+    o.order.resize(m);
+    for (std::size_t i = 0; i < m; ++i) o.order[i] = i;
+    std::sort(o.order.begin(), o.order.end(), [&](std::size_t a, std::size_t b) { return o.excess[a] < o.excess[b]; });
+    o.prefix.assign(m + 1, 0.0);
+    for (std::size_t j = 0; j < m; ++j) o.prefix[j + 1] = o.prefix[j] + o.excess[o.order[j]];
+    return o;
+}
+
+/// MaxScore. Each term's contribution is either `zero` (absent) or
+/// weight * tfpart(tf, L) <= ub (the maximum over the term's skyline), so a
+/// document's score is at most base + the sum of the excesses (ub - zero) of the
+/// terms it contains, base = sum of zero. Terms sorted by excess; the shortest
+/// prefix whose excesses (plus base) cannot beat the k-th score is non-essential:
+/// candidates come from the essential lists only, and the non-essential lists are
+/// probed, largest excess first, while the candidate can still enter the top k.
+/// Bounds carry a 1e-9 relative slack so rounding can never prune a document
+/// the exhaustive scorer would keep; a document enters only with its full score.
+template <BM25Variant V>
+std::size_t maxscore(const Plan& plan, TopK& top) {
+    const std::size_t m = plan.terms.size();
+    const MaxScoreOrder o = order_by_excess(plan, [&](const QueryTerm& t) {
+        double ub = t.zero;
+        for (const auto& p : *t.skyline)
+            ub = std::max(ub, t.weight * bm25_tf_part<V>(static_cast<double>(p.tf), plan.norm(p.len), plan.k1, plan.delta));
+        return ub;
+    });
+    const auto& [excess, base, slack, order, prefix] = o;
+
+    Cursors scan(plan, 1);
+    auto& cur = scan.cur;
+    auto& tfs = scan.tfs;
+    std::size_t ne = 0;  // order[0..ne) are non-essential
+    std::size_t scored = 0;
+    for (;;) {
+        if (top.full())
+            while (ne < m && base + prefix[ne + 1] + slack <= top.threshold()) ++ne;
+        if (ne == m) break;
+        DocId d = std::numeric_limits<DocId>::max();
+        bool any = false;
+        for (std::size_t j = ne; j < m; ++j) {
+            const std::size_t i = order[j];
+            if (cur[i] != plan.terms[i].end && cur[i]->doc <= d) {
+                d = cur[i]->doc;
+                any = true;
+            }
+        }
+        if (!any) break;
+        std::fill(tfs.begin(), tfs.end(), 0U);
+        for (std::size_t j = ne; j < m; ++j) {
+            const std::size_t i = order[j];
+            if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
+                tfs[i] = cur[i]->tf;
+                ++cur[i];
+            }
+        }
+        if (!plan.allows(d)) continue;
+        const std::uint32_t len = (*plan.doc_len)[d];
+        if (top.full()) {
+            const double theta = top.threshold();
+            const double norm = plan.norm(len);
+            double bound = base + prefix[ne];
+            for (std::size_t j = ne; j < m; ++j) {
+                const std::size_t i = order[j];
+                if (tfs[i] != 0)
+                    bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
+                             plan.terms[i].zero;
+            }
+            bool skip = false;
+            for (std::size_t j = ne; j-- > 0;) {
+                if (bound + slack <= theta) {
+                    skip = true;
+                    break;
+                }
+                const std::size_t i = order[j];
+                cur[i] = next_geq(cur[i], plan.terms[i].end, d);
+                bound -= excess[i];
+                if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
+                    tfs[i] = cur[i]->tf;
+                    bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
+                             plan.terms[i].zero;
+                }
+            }
+            if (skip || bound + slack <= theta) continue;
+        } else {
+            for (std::size_t j = 0; j < ne; ++j) {
+                const std::size_t i = order[j];
+                cur[i] = next_geq(cur[i], plan.terms[i].end, d);
+                if (cur[i] != plan.terms[i].end && cur[i]->doc == d) tfs[i] = cur[i]->tf;
+            }
+        }
+        ++scored;
+        top.push(d, static_cast<float>(score_doc<V>(plan, tfs.data(), len)));
+    }
+    return scored;
+}
+
+/// MaxScore over fielded terms: as `maxscore`, a term's excess being the bound of
+/// its contribution minus `zero`; the bound is weight * tfpartF(sum over read fields
+/// of w_f * the largest tf / L_f on the field's skyline).
+template <BM25Variant V>
+std::size_t maxscore_fielded(const FieldedPlan& plan, TopK& top) {
+    const std::size_t m = plan.terms.size();
+    const MaxScoreOrder o = order_by_excess(plan, [&](const FieldedTerm& t) {
+        double xmax = 0.0;
+        for (std::size_t f = 0; f < 4; ++f) {
+            if (t.skyline[f] == nullptr) continue;
+            double best = 0.0;
+            for (const auto& p : *t.skyline[f])
+                best = std::max(best, static_cast<double>(p.tf) / plan.norm(f, p.len));
+            xmax += plan.w[f] * best;
+        }
+        return std::max(t.zero, t.weight * bm25f_tf_part<V>(xmax, plan.k1, plan.delta));
+    });
+    const auto& [excess, base, slack, order, prefix] = o;
+
+    Cursors scan(plan, 4);
+    auto& cur = scan.cur;
+    auto& tfs = scan.tfs;
+    // Moves the cursors of term i to d and reads its frequencies; true when present.
+    auto probe = [&](std::size_t i, DocId d) {
+        const auto& t = plan.terms[i];
+        for (std::size_t f = 0; f < 4; ++f) cur[i][f] = next_geq(cur[i][f], t.end[f], d);
+        return take_doc(t, cur[i], d, &tfs[4 * i]);
+    };
+    std::size_t ne = 0;
+    std::size_t scored = 0;
+    for (;;) {
+        if (top.full())
+            while (ne < m && base + prefix[ne + 1] + slack <= top.threshold()) ++ne;
+        if (ne == m) break;
+        DocId d = std::numeric_limits<DocId>::max();
+        for (std::size_t j = ne; j < m; ++j) d = std::min(d, min_doc(plan.terms[order[j]], cur[order[j]]));
+        if (d == std::numeric_limits<DocId>::max()) break;
+        std::fill(tfs.begin(), tfs.end(), 0U);
+        for (std::size_t j = ne; j < m; ++j) take_doc(plan.terms[order[j]], cur[order[j]], d, &tfs[4 * order[j]]);
+        if (!plan.allows(d)) continue;
+        if (top.full()) {
+            const double theta = top.threshold();
+            const auto norms = field_norms(plan, d);
+            double bound = base + prefix[ne];
+            for (std::size_t j = ne; j < m; ++j) {
+                const std::size_t i = order[j];
+                bound += field_contribution<V>(plan, i, &tfs[4 * i], norms) - plan.terms[i].zero;
+            }
+            bool skip = false;
+            for (std::size_t j = ne; j-- > 0;) {
+                if (bound + slack <= theta) {
+                    skip = true;
+                    break;
+                }
+                const std::size_t i = order[j];
+                bound -= excess[i];
+                if (probe(i, d)) bound += field_contribution<V>(plan, i, &tfs[4 * i], norms) - plan.terms[i].zero;
+            }
+            if (skip || bound + slack <= theta) continue;
+        } else {
+            for (std::size_t j = 0; j < ne; ++j) probe(order[j], d);
+        }
+        ++scored;
+        top.push(d, static_cast<float>(score_fielded<V>(plan, tfs.data(), d)));
+    }
+    return scored;
+}
+
+}  // namespace ragpp::detail::bm25
