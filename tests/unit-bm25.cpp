@@ -516,6 +516,9 @@ TEST_CASE("BM25 save and load check the analyzer by name", "[bm25][persistence]"
     CHECK(BM25Index<ragpp::EnglishAnalyzer>::from_bytes(bytes).search("run", 5) == english.search("run", 5));
     CHECK_THROWS_WITH(BM25Index<ragpp::FrenchAnalyzer>::from_bytes(bytes, "x.bm25"),
                       Catch::Contains("'english'") && Catch::Contains("'french'") && Catch::Contains("x.bm25"));
+    // The caller's analyzer is wrong, not the file: InvalidArgument, as VectorIndex::load
+    // says of another embedder.
+    CHECK_THROWS_AS(BM25Index<ragpp::FrenchAnalyzer>::from_bytes(bytes, "x.bm25"), ragpp::InvalidArgument);
 }
 
 // --- fields (BM25F) ------------------------------------------------------------------

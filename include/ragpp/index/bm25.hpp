@@ -825,8 +825,9 @@ public:
 
     /// Reads an index saved by `save`. Throws IoError when the file cannot be read, and
     /// FormatError naming the file and what is wrong when it is not a BM25 index file,
-    /// has another version, is truncated or corrupted, or was built with another
-    /// analyzer than `analyzer`.
+    /// has another version, is truncated or corrupted, and InvalidArgument when it was
+    /// built with another analyzer than `analyzer` (as VectorIndex::load does for
+    /// another embedder).
     [[nodiscard]] static BM25Index load(const std::filesystem::path& path, A analyzer = A{}) {
         return from_bytes(detail::bm25::read_whole_file(path), path.string(), std::move(analyzer));
     }
@@ -860,9 +861,9 @@ public:
         BM25Index index(std::move(analyzer));
         detail::bm25::Reader r(payload, file, header);
         const std::string_view analyzer_name = r.str("analyzer name");
-        if (analyzer_name != std::string_view(index.analyzer_.name()))
-            r.fail("the index was built with analyzer '" + std::string(analyzer_name) + "', this BM25Index uses '" +
-                   std::string(index.analyzer_.name()) + "'");
+        if (analyzer_name != std::string_view(index.analyzer_.name()))  // the argument is wrong, not the file
+            throw InvalidArgument("BM25Index::load: " + file + " was built with analyzer '" + std::string(analyzer_name) +
+                                  "', this BM25Index uses '" + std::string(index.analyzer_.name()) + "'");
         BM25Params p;
         const std::uint8_t variant = r.u8("variant");
         if (variant > static_cast<std::uint8_t>(BM25Variant::rank_bm25_plus))
