@@ -473,7 +473,7 @@ TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the fil
         v3[8] = 3;
         expect_format_error(v3, "version 3");
         expect_format_error(v3, "rebuild the index");
-        CHECK_THROWS_AS(BM25Index<OtherAnalyzer>::from_bytes(good), ragpp::FormatError);
+        CHECK_THROWS_AS(BM25Index<OtherAnalyzer>::from_bytes(good), ragpp::InvalidArgument);  // the argument, not the file
         CHECK_THROWS_WITH(BM25Index<OtherAnalyzer>::from_bytes(good), Catch::Contains("'whitespace'") && Catch::Contains("'other'"));
         CHECK(Index::from_bytes(good).size() == 38);
     }

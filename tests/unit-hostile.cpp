@@ -9,10 +9,13 @@
 #include <ragpp/embed/safetensors.hpp>
 #include <ragpp/embed/tokenizer_json.hpp>
 #include <ragpp/embed/transformer.hpp>
+#include <ragpp/embed/hashing.hpp>
 #include <ragpp/embed/word_vectors.hpp>
 #include <ragpp/eval/questions.hpp>
 #include <ragpp/filter/filter.hpp>
+#include <ragpp/index/vector.hpp>
 #include <ragpp/io/beir.hpp>
+#include <ragpp/text/porter.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -331,6 +334,21 @@ TEST_CASE("hostile: transformer config sizes", "[hostile][transformer]") {
                  errc::format_error, "c.json", "max_position_embeddings");
 }
 
+// --- tokens -------------------------------------------------------------------------
+
+TEST_CASE("hostile: a huge token is not stemmed", "[hostile][porter]") {
+    // Porter's consonant test recurses over a run of 'y': this word took 55 s.
+    const ragpp::text::PorterStemmer porter;
+    const std::string huge = "a" + std::string(100000, 'y') + "ing";
+    CHECK(porter.stem(huge) == huge);
+    // At the limit words are still stemmed, by hand: step 1b drops -ing, then one of the
+    // doubled final consonants (the y at odd index 251 is a consonant: a, y, y... alternate
+    // vowel and consonant), step 1c turns the last y into i.
+    const std::string limit = "a" + std::string(ragpp::text::PorterStemmer::max_word_bytes - 4, 'y') + "ing";
+    REQUIRE(limit.size() == ragpp::text::PorterStemmer::max_word_bytes);
+    CHECK(porter.stem(limit) == "a" + std::string(limit.size() - 6, 'y') + "i");
+}
+
 // --- text that is not UTF-8 ---------------------------------------------------------
 
 TEST_CASE("hostile: question sets and qrels with invalid UTF-8 fail when read", "[hostile][questions]") {
@@ -371,6 +389,11 @@ TEST_CASE("hostile: missing and unusable paths are IoError naming them", "[hosti
     EXPECT_ERROR(ragpp::StaticEmbedder(too_long), errc::io_error, "is not a folder");
     EXPECT_ERROR(ragpp::TransformerEmbedder(too_long), errc::io_error, "is not a folder");
     EXPECT_ERROR(ragpp::read_questions(too_long), errc::io_error, "cannot open");
+    // A folder where an index file is expected: it opens as a stream whose size reads as
+    // 2^63 - 1, and the whole-file read threw std::bad_alloc.
+    using Vectors = ragpp::VectorIndex<ragpp::HashingEmbedder>;
+    EXPECT_ERROR(Vectors::load(tmp.path, ragpp::HashingEmbedder{}), errc::io_error, tmp.path.string(), "directory");
+    EXPECT_ERROR(Vectors::load(missing, ragpp::HashingEmbedder{}), errc::io_error, missing.string());
     // An empty folder is not a model.
     EXPECT_ERROR(ragpp::StaticEmbedder(tmp.path), errc::io_error, tmp.path.string(), "no model.safetensors");
 }

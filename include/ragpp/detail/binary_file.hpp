@@ -18,6 +18,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <vector>
 
@@ -92,10 +93,14 @@ public:
     /// Reads `path`, checks its magic and checksum. Throws IoError when it cannot be
     /// read, FormatError when it is too short, of another format or corrupted.
     BinaryReader(const std::filesystem::path& path, std::string_view magic) : name_(path.string()) {
+        std::error_code ec;  // a folder opens as a stream whose size reads as 2^63 - 1: bad_alloc
+        if (std::filesystem::is_directory(path, ec)) throw IoError("cannot read '" + name_ + "': it is a directory");
         std::ifstream in(path, std::ios::binary);
         if (!in) throw IoError("cannot open '" + name_ + "'");
         in.seekg(0, std::ios::end);
-        const auto size = static_cast<std::size_t>(in.tellg());
+        const auto end = in.tellg();
+        if (end < 0) throw IoError("cannot read '" + name_ + "'");
+        const auto size = static_cast<std::size_t>(end);
         in.seekg(0);
         buf_.resize(size);
         in.read(buf_.data(), static_cast<std::streamsize>(size));

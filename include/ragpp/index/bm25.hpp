@@ -862,7 +862,7 @@ public:
         detail::bm25::Reader r(payload, file, header);
         const std::string_view analyzer_name = r.str("analyzer name");
         if (analyzer_name != std::string_view(index.analyzer_.name()))  // the argument is wrong, not the file
-            throw InvalidArgument("BM25Index::load: " + file + " was built with analyzer '" + std::string(analyzer_name) +
+            throw InvalidArgument("BM25Index: " + file + " was built with analyzer '" + std::string(analyzer_name) +
                                   "', this BM25Index uses '" + std::string(index.analyzer_.name()) + "'");
         BM25Params p;
         const std::uint8_t variant = r.u8("variant");
