@@ -691,9 +691,9 @@ private:
         pre_tokenizers_.push_back(p);
     }
 
-    /// The id of a vocabulary entry or added token, checked against `max_ids` (the number
-    /// of entries the file holds): ids index a table, so an id near 2^32 in a small file
-    /// must fail here rather than allocate 4 billion slots.
+    /// The id of a vocabulary entry or added token, checked against `max_ids` (the most
+    /// entries the file could define): ids index a table, so an id near 2^32 in a small
+    /// file must fail here rather than allocate 4 billion slots.
     TokenId checked_id(const nlohmann::json& id, std::size_t max_ids, const std::string& what) const {
         if (!id.is_number_unsigned()) bad(what + " has no valid id");
         const auto v = id.get<std::uint64_t>();

@@ -72,6 +72,8 @@ inline std::string where(const std::filesystem::path& file, std::size_t line) {
 }
 
 inline std::string read_text_file(const std::filesystem::path& path) {
+    std::error_code ec;  // a folder opens as a stream that reads nothing
+    if (std::filesystem::is_directory(path, ec)) throw IoError("cannot read '" + path.string() + "': it is a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError("cannot open '" + path.string() + "' for reading");
     std::ostringstream s;

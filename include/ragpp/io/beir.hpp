@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,8 @@ struct BeirCollection {
 
 namespace detail {
 inline std::ifstream open_for_reading(const std::filesystem::path& path) {
+    std::error_code ec;  // a folder opens as a stream that reads nothing: an empty file, silently
+    if (std::filesystem::is_directory(path, ec)) throw IoError("cannot read '" + path.string() + "': it is a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError("cannot open '" + path.string() + "' for reading");
     return in;
