@@ -181,7 +181,7 @@ public:
         const TensorView& t = rank1(name);
         std::vector<double> out(t.elements());
         if (t.dtype == Dtype::F64) {
-            std::memcpy(out.data(), t.bytes.data(), t.bytes.size());
+            if (!out.empty()) std::memcpy(out.data(), t.bytes.data(), t.bytes.size());
         } else {
             std::vector<float> f(t.elements());
             to_floats(t, f);
@@ -215,7 +215,9 @@ public:
         const auto* p = t.bytes.data();
         const std::size_t n = t.elements();
         switch (t.dtype) {
-            case Dtype::F32: std::memcpy(out.data(), p, n * 4); break;
+            case Dtype::F32:  // memcpy of nothing from or to null is still undefined: skip it
+                if (n > 0) std::memcpy(out.data(), p, n * 4);
+                break;
             case Dtype::F64:
                 for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(load<double>(p, i));
                 break;
