@@ -480,7 +480,7 @@ TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the fil
         std::string vector_file = good;
         vector_file.replace(8, 8, "VECINDEX");
         expect_format_error(vector_file, "not a ragpp BM25 index file (it holds format 'VECINDEX'");
-        CHECK_THROWS_AS(BM25Index<OtherAnalyzer>::from_bytes(good), ragpp::FormatError);
+        CHECK_THROWS_AS(BM25Index<OtherAnalyzer>::from_bytes(good), ragpp::InvalidArgument);  // the argument, not the file
         CHECK_THROWS_WITH(BM25Index<OtherAnalyzer>::from_bytes(good), Catch::Contains("'whitespace'") && Catch::Contains("'other'"));
         CHECK(Index::from_bytes(good).size() == 38);
     }
@@ -527,6 +527,9 @@ TEST_CASE("BM25 save and load check the analyzer by name", "[bm25][persistence]"
     CHECK(BM25Index<ragpp::EnglishAnalyzer>::from_bytes(bytes).search("run", 5) == english.search("run", 5));
     CHECK_THROWS_WITH(BM25Index<ragpp::FrenchAnalyzer>::from_bytes(bytes, "x.bm25"),
                       Catch::Contains("'english'") && Catch::Contains("'french'") && Catch::Contains("x.bm25"));
+    // The caller's analyzer is wrong, not the file: InvalidArgument, as VectorIndex::load
+    // says of another embedder.
+    CHECK_THROWS_AS(BM25Index<ragpp::FrenchAnalyzer>::from_bytes(bytes, "x.bm25"), ragpp::InvalidArgument);
 }
 
 // --- fields (BM25F) ------------------------------------------------------------------

@@ -7,6 +7,9 @@
 
 #include <random>
 #include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 using namespace ragpp;
 
@@ -52,6 +55,61 @@ TEST_CASE("Error messages carry their category", "[core][error]") {
     CHECK_THROWS_WITH(throw DuplicateError("document id 'x'"), "[ragpp.duplicate_id] document id 'x'");
     CHECK_THROWS_AS(throw DimensionError("3 != 4"), InvalidArgument);
     CHECK_THROWS_AS(throw FormatError("bad"), Error);
+}
+
+namespace {
+/// The category and message of `e` seen through the base class, as a caller sees them.
+std::pair<errc, std::string> seen_as_error(const Error& e) { return {e.category(), e.what()}; }
+}  // namespace
+
+TEST_CASE("Error::category: one enum value and id per subclass, the id opens the message", "[core][error]") {
+    // The table of docs/errors.md, typed again by hand: subclass -> (errc, numeric value, id).
+    struct Row {
+        std::pair<errc, std::string> seen;
+        errc want;
+        int value;
+        const char* id;
+    };
+    const Row rows[] = {
+        {seen_as_error(InvalidArgument("m")), errc::invalid_argument, 1, "invalid_argument"},
+        {seen_as_error(DimensionError("m")), errc::dimension, 2, "dimension"},
+        {seen_as_error(DuplicateError("m")), errc::duplicate_id, 3, "duplicate_id"},
+        {seen_as_error(NotFoundError("m")), errc::not_found, 4, "not_found"},
+        {seen_as_error(ParseError("m")), errc::parse_error, 5, "parse_error"},
+        {seen_as_error(FormatError("m")), errc::format_error, 6, "format_error"},
+        {seen_as_error(IoError("m")), errc::io_error, 7, "io_error"},
+        {seen_as_error(UnsupportedError("m")), errc::unsupported, 8, "unsupported"},
+    };
+    std::set<int> values;
+    std::set<std::string> ids;
+    for (const auto& r : rows) {
+        INFO(r.id);
+        CHECK(r.seen.first == r.want);
+        CHECK(static_cast<int>(r.want) == r.value);  // stable numbers: programs may store them
+        CHECK(errc_id(r.want) == r.id);
+        CHECK(r.seen.second == "[ragpp." + std::string(r.id) + "] m");
+        values.insert(r.value);
+        ids.insert(r.id);
+    }
+    CHECK(values.size() == 8);
+    CHECK(ids.size() == 8);
+    // Through the base class, id() and category() agree.
+    try {
+        throw NotFoundError("no document with DocId 7");
+    } catch (const Error& e) {
+        CHECK(e.category() == errc::not_found);
+        CHECK(e.id() == "not_found");
+    }
+    // A DimensionError is still caught as an InvalidArgument, with its own category.
+    try {
+        throw DimensionError("3 != 4");
+    } catch (const InvalidArgument& e) {
+        CHECK(e.category() == errc::dimension);
+    }
+    // No uncategorised Error: the base is not constructible from a message alone.
+    STATIC_REQUIRE_FALSE(std::is_constructible_v<Error, std::string>);
+    STATIC_REQUIRE_FALSE(std::is_constructible_v<Error, const char*>);
+    STATIC_REQUIRE(std::is_constructible_v<ParseError, std::string>);
 }
 
 TEST_CASE("DocumentStore: dense ids, keys, never reused", "[core][store]") {

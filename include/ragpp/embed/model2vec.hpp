@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -45,6 +46,7 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/embed/detail/json_file.hpp>
+#include <ragpp/detail/json.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/safetensors.hpp>
 #include <ragpp/embed/tokenizer_json.hpp>
@@ -63,22 +65,25 @@ struct StaticEmbedderOptions {
 
 class StaticEmbedder {
 public:
-    /// Loads the model in `dir`. Throws IoError / FormatError / ParseError naming the
-    /// file at fault, UnsupportedError for a tokenizer feature ragpp does not implement,
-    /// NotFoundError when no layout matches.
+    /// Loads the model in `dir`. Throws IoError when the folder or a file is missing or
+    /// unreadable (no layout matches), FormatError / ParseError naming the file at fault
+    /// (a missing tensor, sizes that disagree, a non-finite embedding, dimension 0),
+    /// UnsupportedError for a tokenizer feature ragpp does not implement.
     explicit StaticEmbedder(const std::filesystem::path& dir, StaticEmbedderOptions options = {})
         : options_(std::move(options)) {
         namespace fs = std::filesystem;
-        if (!fs::is_directory(dir)) throw NotFoundError("StaticEmbedder: '" + dir.string() + "' is not a folder");
+        const auto exists = detail::path_exists;
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) throw IoError("StaticEmbedder: '" + dir.string() + "' is not a folder");
         fs::path model_dir = dir;
-        if (!fs::exists(dir / "model.safetensors")) {
+        if (!exists(dir / "model.safetensors")) {
             model_dir = dir / "0_StaticEmbedding";
             if (const auto p = static_module_path(dir)) model_dir = dir / *p;
-            if (!fs::exists(model_dir / "model.safetensors"))
-                throw NotFoundError("StaticEmbedder: no model.safetensors in '" + dir.string() + "', its 0_StaticEmbedding/ "
-                                    "or a StaticEmbedding module of modules.json");
+            if (!exists(model_dir / "model.safetensors"))
+                throw IoError("StaticEmbedder: no model.safetensors in '" + dir.string() + "', its 0_StaticEmbedding/ "
+                              "or a StaticEmbedding module of modules.json");
         }
-        const fs::path tok = fs::exists(model_dir / "tokenizer.json") ? model_dir / "tokenizer.json" : dir / "tokenizer.json";
+        const fs::path tok = exists(model_dir / "tokenizer.json") ? model_dir / "tokenizer.json" : dir / "tokenizer.json";
         tokenizer_ = std::make_shared<const HfTokenizer>(HfTokenizer::from_file(tok));
 
         const SafeTensors st(model_dir / "model.safetensors", options_.load);
@@ -89,8 +94,14 @@ public:
                 break;
             }
         if (tensor_name.empty())
-            throw NotFoundError("StaticEmbedder: '" + st.file_name() + "' has no 'embeddings' or 'embedding.weight' tensor");
+            throw FormatError("StaticEmbedder: '" + st.file_name() + "' has no 'embeddings' or 'embedding.weight' tensor");
         embeddings_ = st.matrix(tensor_name);
+        if (embeddings_.cols() == 0)
+            throw FormatError("'" + st.file_name() + "': tensor '" + tensor_name + "' has dimension 0");
+        for (Eigen::Index r = 0; r < embeddings_.rows(); ++r)
+            if (!embeddings_.row(r).allFinite())
+                throw FormatError("'" + st.file_name() + "': row " + std::to_string(r) + " of tensor '" + tensor_name +
+                                  "' has a non-finite value");
         dtype_ = st.tensor(tensor_name).dtype;
         const std::size_t vocab = tokenizer_->vocab_size();
         if (st.contains("mapping")) {
@@ -114,13 +125,16 @@ public:
             if (weights_.size() != vocab)
                 throw FormatError("'" + st.file_name() + "': weights has " + std::to_string(weights_.size()) +
                                   " entries for a vocabulary of " + std::to_string(vocab));
+            for (std::size_t i = 0; i < weights_.size(); ++i)
+                if (!std::isfinite(weights_[i]))
+                    throw FormatError("'" + st.file_name() + "': weights[" + std::to_string(i) + "] is not finite");
         }
         normalize_ = options_.normalize ? *options_.normalize : model_normalize(dir, model_dir);
         std::vector<std::size_t> lens;
         lens.reserve(vocab);
         for (std::size_t i = 0; i < vocab; ++i) lens.push_back(detail::decode_utf8(tokenizer_->token(static_cast<HfTokenizer::TokenId>(i))).size());
         median_token_length_ = median_floor(lens);
-        name_ = "model2vec:" + std::filesystem::weakly_canonical(dir).filename().string() + ";dim=" +
+        name_ = "model2vec:" + detail::folder_name(dir) + ";dim=" +
                 std::to_string(dimension()) + ";normalize=" + (normalize_ ? "1" : "0") + ";max_length=" +
                 std::to_string(options_.max_length) + options_.prefixes.describe();
     }
@@ -171,11 +185,15 @@ public:
 
 private:
     static std::optional<nlohmann::json> read_json(const std::filesystem::path& p) { return detail::read_json_if_exists(p); }
+    /// The string field "type" of a module entry, or "".
+    static std::string module_type(const nlohmann::json& m) {
+        return m.is_object() && m.contains("type") && m["type"].is_string() ? m["type"].get<std::string>() : std::string();
+    }
     static std::optional<std::string> static_module_path(const std::filesystem::path& dir) {
         const auto modules = read_json(dir / "modules.json");
         if (!modules || !modules->is_array()) return std::nullopt;
         for (const auto& m : *modules)
-            if (m.is_object() && m.value("type", "").ends_with("StaticEmbedding") && m.contains("path") && m["path"].is_string())
+            if (module_type(m).ends_with("StaticEmbedding") && m.contains("path") && m["path"].is_string())
                 return m["path"].get<std::string>();
         return std::nullopt;
     }
@@ -189,7 +207,7 @@ private:
         const auto modules = read_json(dir / "modules.json");
         if (modules && modules->is_array())
             for (const auto& m : *modules)
-                if (m.is_object() && m.value("type", "").ends_with("Normalize")) return true;
+                if (module_type(m).ends_with("Normalize")) return true;
         return false;
     }
     /// int(numpy.median(lens)): the mean of the two middle values for an even count, truncated.

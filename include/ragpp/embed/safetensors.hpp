@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/file.hpp>
+#include <ragpp/detail/json.hpp>
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/embed/embedder.hpp>
 
@@ -56,6 +58,20 @@ inline constexpr std::pair<std::string_view, Dtype> dtype_names[] = {
     {"BOOL", Dtype::BOOL}, {"U8", Dtype::U8},   {"I8", Dtype::I8},   {"I16", Dtype::I16},   {"U16", Dtype::U16},
     {"F16", Dtype::F16},   {"BF16", Dtype::BF16}, {"I32", Dtype::I32}, {"U32", Dtype::U32}, {"F32", Dtype::F32},
     {"I64", Dtype::I64},   {"U64", Dtype::U64}, {"F64", Dtype::F64}};
+
+/// std::filesystem::exists without its exception: a path that cannot be examined
+/// (permissions, a name too long) counts as absent, and opening it then names it in an
+/// IoError. The model loaders use it to probe folder layouts.
+[[nodiscard]] inline bool path_exists(const std::filesystem::path& p) noexcept {
+    std::error_code ec;
+    return std::filesystem::exists(p, ec);
+}
+/// The name of folder `dir` once made absolute ("." -> its real name), for embedder names.
+[[nodiscard]] inline std::string folder_name(const std::filesystem::path& dir) {
+    std::error_code ec;
+    const auto c = std::filesystem::weakly_canonical(dir, ec);
+    return (ec ? dir : c).filename().string();
+}
 
 /// The bytes of a file, read into memory or memory-mapped.
 class FileBytes {
@@ -160,7 +176,7 @@ public:
         const TensorView& t = rank1(name);
         std::vector<double> out(t.elements());
         if (t.dtype == Dtype::F64) {
-            std::memcpy(out.data(), t.bytes.data(), t.bytes.size());
+            if (!out.empty()) std::memcpy(out.data(), t.bytes.data(), t.bytes.size());
         } else {
             std::vector<float> f(t.elements());
             to_floats(t, f);
@@ -194,7 +210,9 @@ public:
         const auto* p = t.bytes.data();
         const std::size_t n = t.elements();
         switch (t.dtype) {
-            case Dtype::F32: std::memcpy(out.data(), p, n * 4); break;
+            case Dtype::F32:  // memcpy of nothing from or to null is still undefined: skip it
+                if (n > 0) std::memcpy(out.data(), p, n * 4);
+                break;
             case Dtype::F64:
                 for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(load<double>(p, i));
                 break;
@@ -239,8 +257,11 @@ private:
         if (n > 100'000'000ULL) fail("header length " + std::to_string(n) + " exceeds 100 MB");
         if (n > size - 8) fail("header length " + std::to_string(n) + " exceeds the file (" + std::to_string(size) + " bytes)");
         nlohmann::json header;
+        const std::string_view text(file_->data() + 8, static_cast<std::size_t>(n));
+        if (detail::json_too_deep(text) != std::string_view::npos)
+            fail("header nests deeper than " + std::to_string(detail::max_json_depth) + " levels");
         try {
-            header = nlohmann::json::parse(std::string_view(file_->data() + 8, static_cast<std::size_t>(n)));
+            header = nlohmann::json::parse(text);
         } catch (const nlohmann::json::exception& e) {
             fail(std::string("header is not valid JSON: ") + e.what());
         }
@@ -271,7 +292,10 @@ private:
             for (const auto& d : value["shape"]) {
                 if (!d.is_number_unsigned()) fail(where + " has a shape entry that is not a non-negative integer");
                 const auto v = d.get<std::uint64_t>();
-                if (v != 0 && count > (std::uint64_t{1} << 48) / v) fail(where + " has an absurd shape");
+                // Each extent and their product at most 2^48 (an extent beyond it would
+                // overflow Eigen's signed index even when another extent is 0).
+                if (v > (std::uint64_t{1} << 48) || (v != 0 && count > (std::uint64_t{1} << 48) / v))
+                    fail(where + " has an absurd shape");
                 count *= static_cast<std::size_t>(v);
                 t.shape.push_back(static_cast<std::size_t>(v));
             }

@@ -71,6 +71,7 @@
 #include <ragpp/detail/codepoints.hpp>
 #include <ragpp/detail/file.hpp>
 #include <ragpp/detail/grapheme.hpp>
+#include <ragpp/detail/json.hpp>
 
 namespace ragpp {
 
@@ -266,15 +267,14 @@ public:
         return from_string(detail::read_file(path), path.string());
     }
     static HfTokenizer from_string(std::string_view json, const std::string& source = "<tokenizer.json>") {
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(json);
-        } catch (const nlohmann::json::exception& e) {
-            throw ParseError("'" + source + "': " + e.what());
-        }
+        const nlohmann::json j = detail::parse_json(json, source);
         HfTokenizer t;
         t.source_ = source;
-        t.load(j);
+        try {
+            t.load(j, json.size());
+        } catch (const nlohmann::json::exception& e) {  // a field of an unexpected type nothing checked
+            t.bad(e.what());
+        }
         return t;
     }
 
@@ -511,9 +511,9 @@ private:
         // BertProcessing / RobertaProcessing: "cls": ["[CLS]", 101]
         if (!j.is_array() || j.size() != 2 || !j[0].is_string() || !j[1].is_number_unsigned())
             bad("post_processor " + what + " is not [token, id]");
-        const auto id = j[1].get<TokenId>();
+        const auto id = j[1].get<std::uint64_t>();
         if (id >= tokens_.size()) bad("post_processor " + what + " id " + std::to_string(id) + " is beyond the vocab");
-        return id;
+        return static_cast<TokenId>(id);
     }
 
     std::vector<TemplatePiece> load_template(const nlohmann::json& j, const nlohmann::json& specials,
@@ -530,7 +530,7 @@ private:
                 bad("post_processor TemplateProcessing '" + name + "' has an item without an id");
             const std::string id = body["id"].get<std::string>();
             if (body.contains("type_id")) {
-                if (!body["type_id"].is_number_unsigned())
+                if (!body["type_id"].is_number_unsigned() || body["type_id"].get<std::uint64_t>() > 0xFFFF)
                     bad("post_processor TemplateProcessing '" + name + "' item '" + id + "' has a bad type_id");
                 piece.type_id = body["type_id"].get<std::uint32_t>();
             }
@@ -688,14 +688,29 @@ private:
         pre_tokenizers_.push_back(p);
     }
 
+    /// The id of a vocabulary entry or added token, checked against `max_ids` (the most
+    /// entries the file could define): ids index a table, so an id near 2^32 in a small
+    /// file must fail here rather than allocate 4 billion slots.
+    TokenId checked_id(const nlohmann::json& id, std::size_t max_ids, const std::string& what) const {
+        if (!id.is_number_unsigned()) bad(what + " has no valid id");
+        const auto v = id.get<std::uint64_t>();
+        if (v >= max_ids)
+            bad(what + " has id " + std::to_string(v) + ", beyond the " + std::to_string(max_ids) +
+                " entries the file can hold");
+        return static_cast<TokenId>(v);
+    }
+
     void add_token(const std::string& piece, TokenId id) {
         if (id >= tokens_.size()) tokens_.resize(std::size_t{id} + 1);
         tokens_[id] = piece;
         vocab_.emplace(piece, id);
     }
 
-    void load(const nlohmann::json& j) {
+    void load(const nlohmann::json& j, std::size_t file_bytes) {
         if (!j.is_object()) bad("not a JSON object");
+        // An upper bound of the ids a file of this size can define densely (an entry
+        // takes at least 4 bytes: "":0,); larger ids are refused before any allocation.
+        const std::size_t max_ids = file_bytes / 4 + 1;
         if (j.contains("normalizer")) load_normalizer(j["normalizer"]);
         if (j.contains("pre_tokenizer")) load_pre_tokenizer(j["pre_tokenizer"]);
         if (!j.contains("model") || !j["model"].is_object()) bad("no model");
@@ -705,8 +720,7 @@ private:
         if (model_type_ == "WordPiece" || model_type_ == "WordLevel") {
             if (!m.contains("vocab") || !m["vocab"].is_object()) bad(model_type_ + " model without a vocab object");
             for (const auto& [piece, id] : m["vocab"].items()) {
-                if (!id.is_number_unsigned()) bad("vocab entry '" + piece + "' has no valid id");
-                add_token(piece, id.get<TokenId>());
+                add_token(piece, checked_id(id, max_ids, "vocab entry '" + piece + "'"));
             }
             if (m.contains("unk_token") && m["unk_token"].is_string()) {
                 auto it = vocab_.find(m["unk_token"].get<std::string>());
@@ -747,7 +761,7 @@ private:
                     bad("an added token without content and id");
                 const std::string content = a["content"].get<std::string>();
                 if (content.empty()) continue;
-                const auto id = a["id"].get<TokenId>();
+                const auto id = checked_id(a["id"], max_ids, "added token '" + content + "'");
                 added_.push_back({content, id, flag(a, "lstrip", false), flag(a, "rstrip", false)});
                 if (id >= tokens_.size() || tokens_[id].empty()) add_token(content, id);
             }

@@ -46,6 +46,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -62,6 +64,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -72,6 +75,7 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/embed/detail/json_file.hpp>
+#include <ragpp/detail/json.hpp>
 #include <ragpp/detail/nn.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/safetensors.hpp>
@@ -157,6 +161,9 @@ struct TransformerConfig {
         return max_position_embeddings > pad_token_id + 1 ? max_position_embeddings - pad_token_id - 1 : 0;
     }
 
+    /// The most labels a classification head may declare.
+    static constexpr std::size_t max_labels = std::size_t{1} << 20;
+
     static TransformerConfig from_file(const std::filesystem::path& path) {
         return from_json(detail::read_json_file(path), path.string());
     }
@@ -222,17 +229,20 @@ struct TransformerConfig {
             c.labels.assign(n, std::string());
             for (const auto& [k, v] : j["id2label"].items()) {
                 std::size_t idx = n;
-                try {
-                    idx = static_cast<std::size_t>(std::stoul(k));
-                } catch (const std::exception&) {
+                const auto [end, err] = std::from_chars(k.data(), k.data() + k.size(), idx);
+                if (err != std::errc() || end != k.data() + k.size() || k.empty())
                     bad("id2label key '" + k + "' is not an integer");
-                }
                 if (idx >= n) bad("id2label key '" + k + "' is out of range");
                 c.labels[idx] = v.is_string() ? v.get<std::string>() : v.dump();
             }
             c.num_labels = n;
         }
         if (j.contains("num_labels")) c.num_labels = size_field("num_labels", std::nullopt);
+        // Labels are made for every class below: bounded before that allocation (a
+        // classification head has one row per label, so real heads are far smaller).
+        if (c.num_labels > max_labels)
+            bad("field 'num_labels' is " + std::to_string(c.num_labels) + ", more than ragpp's limit of " +
+                std::to_string(max_labels));
         if (c.labels.size() != c.num_labels) {
             c.labels.clear();
             for (std::size_t i = 0; i < c.num_labels; ++i) c.labels.push_back("LABEL_" + std::to_string(i));
@@ -522,12 +532,12 @@ public:
     }
 
     static SafeTensors open_weights(const std::filesystem::path& path, SafeTensors::Load load) {
-        if (!std::filesystem::exists(path)) {
+        if (!detail::path_exists(path)) {
             const auto dir = path.parent_path();
             std::string hint;
-            if (std::filesystem::exists(dir / "model.safetensors.index.json"))
+            if (detail::path_exists(dir / "model.safetensors.index.json"))
                 hint = "; sharded checkpoints (model.safetensors.index.json) are not supported";
-            else if (std::filesystem::exists(dir / "pytorch_model.bin"))
+            else if (detail::path_exists(dir / "pytorch_model.bin"))
                 hint = "; the folder has pytorch_model.bin, which ragpp cannot read: convert it to safetensors";
             throw IoError("cannot open '" + path.string() + "' (no such file" + hint + ")");
         }
@@ -604,8 +614,8 @@ inline std::optional<std::size_t> model_max_length(const std::filesystem::path& 
 /// The folder's tokenizer.json (IoError naming the path when it is missing).
 inline std::shared_ptr<const HfTokenizer> load_tokenizer(const std::filesystem::path& model_dir, const std::filesystem::path& root) {
     std::filesystem::path p = model_dir / "tokenizer.json";
-    if (!std::filesystem::exists(p) && std::filesystem::exists(root / "tokenizer.json")) p = root / "tokenizer.json";
-    if (!std::filesystem::exists(p))
+    if (!detail::path_exists(p) && detail::path_exists(root / "tokenizer.json")) p = root / "tokenizer.json";
+    if (!detail::path_exists(p))
         throw IoError("cannot open '" + (model_dir / "tokenizer.json").string() +
                       "' (no such file; ragpp reads tokenizers from tokenizer.json only)");
     return std::make_shared<const HfTokenizer>(HfTokenizer::from_file(p));
@@ -731,7 +741,8 @@ public:
     explicit TransformerEmbedder(const std::filesystem::path& dir, TransformerEmbedderOptions options = {})
         : options_(std::move(options)) {
         namespace fs = std::filesystem;
-        if (!fs::is_directory(dir)) throw IoError("TransformerEmbedder: '" + dir.string() + "' is not a folder");
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) throw IoError("TransformerEmbedder: '" + dir.string() + "' is not a folder");
         if (options_.batch_size == 0) throw InvalidArgument("TransformerEmbedder: batch_size is 0");
         fs::path model_dir = dir;
         std::optional<fs::path> pooling_dir;
@@ -807,7 +818,7 @@ public:
                 prefixes_.passage = get("passage").value_or(get("document").value_or(""));
             }
         }
-        std::string base = std::filesystem::weakly_canonical(dir).filename().string();
+        std::string base = detail::folder_name(dir);
         name_ = "transformer:" + base + ";dim=" + std::to_string(dimension()) + ";pooling=" + pooling_.describe() +
                 ";normalize=" + (pooling_.normalize ? "1" : "0") + ";max_seq_length=" + std::to_string(max_seq_length_) +
                 prefixes_.describe();

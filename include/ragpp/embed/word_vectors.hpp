@@ -19,6 +19,7 @@
 // (which a cosine VectorIndex scores 0 against everything).
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -114,6 +115,17 @@ private:
         return ec == std::errc() && p == f.data() + f.size() && !f.empty();
     }
 
+    /// How many words of dim_ values the `left` bytes after the header can hold, each
+    /// taking at least value_bytes * dim_ + 2 bytes: what a reservation may ask for, so
+    /// a header's count never drives an allocation beyond the file. Throws FormatError
+    /// when not even one word fits (a dimension of 2000000000 in a small file).
+    std::size_t words_that_fit(std::size_t value_bytes, std::size_t left, const char* kind) const {
+        if (dim_ > left / value_bytes)
+            throw FormatError("'" + source_ + "': the header's dimension " + std::to_string(dim_) + " does not fit in the " +
+                              std::to_string(left) + " bytes after it (word2vec " + kind + " format; truncated or corrupted?)");
+        return left / (value_bytes * dim_ + 2);
+    }
+
     void add(std::string word, const float* v, std::vector<float>& data) {
         if (index_.count(word) != 0) {
             ++duplicates_;
@@ -145,7 +157,10 @@ private:
                 const auto c = next_field(rest), d = next_field(rest);
                 if (!parse_size(c, declared) || !parse_size(d, dim_) || !next_field(rest).empty() || dim_ == 0)
                     fail_line(line_no, "expected the header '<count> <dimension>', got '" + std::string(line.substr(0, 60)) + "'");
-                data.reserve(std::min<std::size_t>(declared, max_words == 0 ? declared : max_words) * dim_);
+                // A word's line takes at least 2 * dimension + 2 bytes ("w 1 2\n"): the
+                // header is checked against the rest of the file before any allocation.
+                const std::size_t fit = words_that_fit(2, s.size(), "text");
+                data.reserve(std::min({declared, max_words == 0 ? declared : max_words, fit}) * dim_);
                 continue;
             }
             first = false;
@@ -182,9 +197,11 @@ private:
         if (!parse_size(c, declared) || !parse_size(d, dim_) || dim_ == 0)
             throw FormatError("'" + source_ + "': expected the header '<count> <dimension>'");
         std::size_t pos = nl + 1;
+        // A word takes at least 4 * dimension + 2 bytes (one letter, a space, the floats).
+        const std::size_t fit = words_that_fit(4, s.size() - pos, "binary");
         const std::size_t want = max_words == 0 ? declared : std::min(declared, max_words);
         std::vector<float> data;
-        data.reserve(want * dim_);
+        data.reserve(std::min(want, fit) * dim_);
         std::vector<float> row(dim_);
         for (std::size_t i = 0; i < want; ++i) {
             while (pos < s.size() && (s[pos] == '\n' || s[pos] == ' ' || s[pos] == '\r')) ++pos;

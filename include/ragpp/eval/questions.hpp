@@ -11,7 +11,8 @@
 // 3. A BEIR folder: queries.jsonl + qrels/<split>.tsv (only judged queries kept).
 //
 // A label "path:line" is satisfied by any chunk of that section: "path:line",
-// "path:line#2", ... (see label_matches). Errors name the file, the line and the field.
+// "path:line#2", ... (see label_matches). Errors name the file, the line and the field;
+// text that is not UTF-8 is a ParseError when the set is read (JSON and TSV alike).
 #pragma once
 
 #include <cstddef>
@@ -23,15 +24,18 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/file.hpp>
+#include <ragpp/detail/json.hpp>
 #include <ragpp/eval/metrics.hpp>
 #include <ragpp/eval/question.hpp>
 #include <ragpp/io/beir.hpp>
+#include <ragpp/text/utf8.hpp>
 
 namespace ragpp {
 
@@ -39,13 +43,6 @@ static_assert(std::is_same_v<BeirQrels::mapped_type, Judgments<std::string>>,
               "io/beir.hpp spells Judgments<std::string> out (io/ does not include eval/)");
 
 namespace detail {
-
-/// 1-based line of byte `offset` in `text`.
-inline std::size_t line_of(std::string_view text, std::size_t offset) {
-    std::size_t line = 1;
-    for (std::size_t i = 0; i < offset && i < text.size(); ++i) line += text[i] == '\n' ? 1 : 0;
-    return line;
-}
 
 /// Byte offsets where each element of a top-level JSON array starts (the array must
 /// already be known to parse). Strings are skipped so brackets inside them do not count.
@@ -89,18 +86,12 @@ inline void check_unique_ids(const QuestionSet& set, const std::filesystem::path
 
 /// Parses a JSON question set from `text`; `file` names it in error messages.
 [[nodiscard]] inline QuestionSet parse_questions_json(std::string_view text, const std::filesystem::path& file = "<input>") {
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw ParseError(detail::where(file, detail::line_of(text, e.byte == 0 ? 0 : e.byte - 1)) +
-                         ": invalid JSON: " + e.what());
-    }
+    const nlohmann::json j = detail::parse_json(text, file.string());
     if (!j.is_array()) throw ParseError(file.string() + ":1: a question set is a JSON list of objects");
     const auto offsets = detail::top_level_element_offsets(text);
     QuestionSet out;
     for (std::size_t i = 0; i < j.size(); ++i) {
-        const std::size_t line = i < offsets.size() ? detail::line_of(text, offsets[i]) : 0;
+        const std::size_t line = i < offsets.size() ? detail::line_at(text, offsets[i]) : 0;
         const std::string at = detail::where(file, line) + ": question " + std::to_string(i + 1);
         const auto& q = j[i];
         if (!q.is_object()) throw ParseError(at + ": expected an object");
@@ -158,6 +149,8 @@ inline void check_unique_ids(const QuestionSet& set, const std::filesystem::path
         ++line_no;
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (line.empty() || line.front() == '#') continue;
+        // Checked here, with the line, rather than when a report is written as JSON.
+        ragpp::text::validate_utf8(line, detail::where(file, line_no));
         std::vector<std::string_view> cols;
         for (std::size_t tab; (tab = line.find('\t')) != std::string_view::npos; line.remove_prefix(tab + 1))
             cols.push_back(line.substr(0, tab));
@@ -176,7 +169,8 @@ inline void check_unique_ids(const QuestionSet& set, const std::filesystem::path
 
 /// Reads a question set from a JSON file, a TSV file (.tsv) or a BEIR folder.
 [[nodiscard]] inline QuestionSet read_questions(const std::filesystem::path& path, const std::string& split = "test") {
-    if (std::filesystem::is_directory(path)) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
         const BeirQrels qrels = read_beir_qrels(path / "qrels" / (split + ".tsv"));
         QuestionSet out;
         for (auto& q : read_beir_queries(path / "queries.jsonl")) {

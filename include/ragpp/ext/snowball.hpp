@@ -15,6 +15,7 @@
 #include <libstemmer.h>
 
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,7 +36,7 @@ public:
         sb_stemmer* s = stemmer();
         const sb_symbol* r =
             sb_stemmer_stem(s, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
-        if (!r) throw Error("snowball: out of memory while stemming");
+        if (!r) throw std::bad_alloc();  // libstemmer returns NULL only when out of memory
         return std::string(reinterpret_cast<const char*>(r), static_cast<std::size_t>(sb_stemmer_length(s)));
     }
 

@@ -28,7 +28,10 @@
 //   VALUE   := "double-quoted string" (a string) | a bare word (a string, and also a
 //              number when it reads as one, and a date when it reads YYYY-MM-DD)
 // e.g.  type=contract, version>=3, groups in (legal, sales) || !exists(groups)
-// Errors are ParseError naming the filter text and the column.
+// Errors are ParseError naming the filter text and the column. Parentheses and
+// negations nest at most max_filter_depth (64) levels deep: the parser is recursive,
+// and so are Filter's matches, to_string, copies and MetadataIndex::compile, so a deeper
+// text ("(((..." x 3000, "!" x 20000) is a ParseError instead of a stack overflow.
 #pragma once
 
 #include <cmath>
@@ -257,6 +260,9 @@ private:
     std::vector<Filter> children_;
 };
 
+/// How deep parse_filter lets parentheses and negations nest.
+inline constexpr std::size_t max_filter_depth = 64;
+
 namespace detail::filter_syntax {
 
 struct Token {
@@ -278,7 +284,8 @@ public:
 
 private:
     [[noreturn]] void fail(const Token& t, const std::string& what) const {
-        throw ParseError("filter '" + std::string(text_) + "': " + what + " at column " + std::to_string(t.column));
+        const std::string shown = text_.size() <= 200 ? std::string(text_) : std::string(text_.substr(0, 200)) + "...";
+        throw ParseError("filter '" + shown + "': " + what + " at column " + std::to_string(t.column));
     }
     static bool word_char(char c) {
         return !(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == ')' || c == ',' || c == '=' ||
@@ -362,9 +369,26 @@ private:
             f = std::move(f) && parse_unary();
         return f;
     }
+    /// One level of nesting (the '(' or negation just read) for the lifetime of a
+    /// parse_unary call; a level beyond max_filter_depth fails at that token.
+    struct Nest {
+        explicit Nest(Parser& p) : p_(p) {
+            if (++p_.depth_ > max_filter_depth)
+                p_.fail(p_.tokens_[p_.pos_ - 1], "nested deeper than " + std::to_string(max_filter_depth) + " levels");
+        }
+        ~Nest() { --p_.depth_; }
+        Nest(const Nest&) = delete;
+        Nest& operator=(const Nest&) = delete;
+        Parser& p_;
+    };
+
     Filter parse_unary() {
-        if (accept_op("!") || accept_word("not")) return !parse_unary();
+        if (accept_op("!") || accept_word("not")) {
+            const Nest nest(*this);
+            return !parse_unary();
+        }
         if (accept_op("(")) {
+            const Nest nest(*this);
             Filter f = parse_or();
             expect_op(")");
             return f;
@@ -450,6 +474,7 @@ private:
     std::string_view text_;
     std::vector<Token> tokens_;
     std::size_t pos_ = 0;
+    std::size_t depth_ = 0;  // open parentheses and negations around the current position
 };
 
 }  // namespace detail::filter_syntax

@@ -393,8 +393,9 @@ public:
 
     /// Reads an index saved by `save`. Throws IoError when the file cannot be read, and
     /// FormatError naming the file and what is wrong when it is not a BM25 index file,
-    /// was written by another version of ragpp, is truncated or corrupted, or was built
-    /// with another analyzer than `analyzer`.
+    /// was written by another version of ragpp, is truncated or corrupted, and
+    /// InvalidArgument when it was built with another analyzer than `analyzer` (as
+    /// VectorIndex::load does for another embedder).
     [[nodiscard]] static BM25Index load(const std::filesystem::path& path, A analyzer = A{}) {
         return from_bytes(detail::read_file(path), path.string(), std::move(analyzer));
     }

@@ -5,6 +5,7 @@
 // ParseError, an unreadable file an IoError.
 #pragma once
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,11 +13,14 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/json.hpp>
+#include <ragpp/text/utf8.hpp>
 
 namespace ragpp {
 
@@ -43,6 +47,8 @@ struct BeirCollection {
 
 namespace detail {
 inline std::ifstream open_for_reading(const std::filesystem::path& path) {
+    std::error_code ec;  // a folder opens as a stream that reads nothing: an empty file, silently
+    if (std::filesystem::is_directory(path, ec)) throw IoError("cannot read '" + path.string() + "': it is a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError("cannot open '" + path.string() + "' for reading");
     return in;
@@ -57,12 +63,7 @@ void for_each_jsonl(const std::filesystem::path& path, F&& f) {
     while (std::getline(in, line)) {
         ++n;
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-        nlohmann::json j;
-        try {
-            j = nlohmann::json::parse(line);
-        } catch (const nlohmann::json::parse_error& e) {
-            throw ParseError(path.string() + ":" + std::to_string(n) + ": invalid JSON: " + e.what());
-        }
+        const nlohmann::json j = parse_json(line, path.string(), n);
         if (!j.is_object()) throw ParseError(path.string() + ":" + std::to_string(n) + ": expected a JSON object");
         f(j, n);
     }
@@ -122,6 +123,7 @@ inline BeirQrels read_beir_qrels(const std::filesystem::path& path) {
             cols.push_back(rest.substr(0, tab));
         cols.push_back(rest);
         if (n == 1 && cols.size() >= 1 && cols[0] == "query-id") continue;
+        text::validate_utf8(line, path.string() + ":" + std::to_string(n));
         if (cols.size() != 3)
             throw ParseError(path.string() + ":" + std::to_string(n) + ": expected 3 tab-separated columns, found " +
                              std::to_string(cols.size()));
@@ -129,10 +131,10 @@ inline BeirQrels read_beir_qrels(const std::filesystem::path& path) {
         try {
             std::size_t used = 0;
             score = std::stod(std::string(cols[2]), &used);
-            if (used != cols[2].size()) throw std::invalid_argument("trailing text");
+            if (used != cols[2].size() || !std::isfinite(score)) throw std::invalid_argument("not a finite number");
         } catch (const std::exception&) {
             throw ParseError(path.string() + ":" + std::to_string(n) + ": score '" + std::string(cols[2]) +
-                             "' is not a number");
+                             "' is not a finite number");
         }
         qrels[std::string(cols[0])][std::string(cols[1])] = score;
     }

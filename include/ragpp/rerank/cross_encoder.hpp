@@ -65,7 +65,8 @@ public:
     explicit CrossEncoderReranker(const std::filesystem::path& dir, CrossEncoderOptions options = {})
         : options_(std::move(options)) {
         namespace fs = std::filesystem;
-        if (!fs::is_directory(dir)) throw IoError("CrossEncoderReranker: '" + dir.string() + "' is not a folder");
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) throw IoError("CrossEncoderReranker: '" + dir.string() + "' is not a folder");
         if (options_.batch_size == 0) throw InvalidArgument("CrossEncoderReranker: batch_size is 0");
         TransformerConfig config = TransformerConfig::from_file(dir / "config.json");
         auto st = std::make_shared<const SafeTensors>(TransformerModel::open_weights(dir / "model.safetensors", options_.load));
@@ -100,7 +101,7 @@ public:
         } else {
             max_length_ = std::min(cap, detail::model_max_length(dir).value_or(512));
         }
-        name_ = "cross-encoder:" + fs::weakly_canonical(dir).filename().string() + ";label=" +
+        name_ = "cross-encoder:" + detail::folder_name(dir) + ";label=" +
                 std::to_string(options_.label.value_or(0)) + (options_.sigmoid ? ";sigmoid" : "");
     }
 

@@ -23,9 +23,16 @@ namespace ragpp::text {
 
 class PorterStemmer {
 public:
+    /// Words longer than this many bytes are left as they are. No word of a natural
+    /// language is that long, and the algorithm's consonant test recurses over runs of
+    /// 'y' (stack depth the run's length, time its square: "a" + 100,000 'y' + "ing"
+    /// took 55 s). Lucene's StandardTokenizer cuts tokens at the same 255
+    /// (StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH).
+    static constexpr std::size_t max_word_bytes = 255;
+
     /// Stems `word` (lowercase) in place.
     void operator()(std::string& word) const {
-        if (word.size() <= 2) return;
+        if (word.size() <= 2 || word.size() > max_word_bytes) return;
         State s{word, static_cast<std::ptrdiff_t>(word.size()) - 1, 0};
         s.step1ab();
         s.step1c();

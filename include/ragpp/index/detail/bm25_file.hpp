@@ -79,8 +79,8 @@ struct Codec {
         Index index(std::move(analyzer));
         const std::string_view analyzer_name = r.str("analyzer name");
         if (analyzer_name != std::string_view(index.analyzer_.name()))
-            r.fail("the index was built with analyzer '" + std::string(analyzer_name) + "', this BM25Index uses '" +
-                   std::string(index.analyzer_.name()) + "'");
+            throw InvalidArgument("BM25Index: " + r.name() + " was built with analyzer '" + std::string(analyzer_name) +
+                                  "', this BM25Index uses '" + std::string(index.analyzer_.name()) + "'");  // the argument is wrong, not the file
         BM25Params p;
         const std::uint8_t variant = r.u8("variant");
         if (variant > static_cast<std::uint8_t>(BM25Variant::rank_bm25_plus))
