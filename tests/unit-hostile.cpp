@@ -397,7 +397,7 @@ TEST_CASE("hostile: missing and unusable paths are IoError naming them", "[hosti
     // A folder where a text file is expected read as an empty file.
     fs::create_directories(tmp.path / "corpus.jsonl");
     EXPECT_ERROR(ragpp::read_beir_corpus(tmp.path / "corpus.jsonl"), errc::io_error, "corpus.jsonl", "directory");
-    EXPECT_ERROR(ragpp::parse_questions_json(ragpp::detail::read_text_file(tmp.path / "corpus.jsonl")), errc::io_error,
+    EXPECT_ERROR(ragpp::parse_questions_json(ragpp::detail::read_file(tmp.path / "corpus.jsonl")), errc::io_error,
                  "directory");
     // An empty folder is not a model.
     EXPECT_ERROR(ragpp::StaticEmbedder(tmp.path), errc::io_error, tmp.path.string(), "no model.safetensors");
