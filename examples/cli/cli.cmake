@@ -273,3 +273,16 @@ set_tests_properties(cli.eval.json_stdout PROPERTIES PASS_REGULAR_EXPRESSION "^\
 add_test(NAME cli.chunk.json COMMAND ragpp_cli chunk --json ${_eval_data}/traps.md)
 set_tests_properties(cli.chunk.json PROPERTIES PASS_REGULAR_EXPRESSION "^\\{\"heading_path\"")
 # --- end exit codes -----------------------------------------------------------------------
+
+# --- question sets: labels from the corpus folder's parent, or matching nothing (issue 14 point 7) ---
+# labels-parent.json is questions.json with every label written from the corpus's parent
+# ("corpus/database.rst:4"): the same figures as cli.eval.small.
+add_test(NAME cli.eval.labels_from_parent
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/labels-parent.json --mode bm25 --k 1,3 --passages 1)
+set_tests_properties(cli.eval.labels_from_parent PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: 4 relevance label\\(s\\) matched once.*bm25        1    1.0000  0.8333"
+  FAIL_REGULAR_EXPRESSION "match no chunk")
+# No label matches any chunk: exit 1 naming the set, a label and a chunk id, no table.
+ragpp_cli_expect(eval.labels_match_nothing 1
+  "question set 'labels-none.json': none of its 4 relevance labels matches a chunk of 'corpus' \\(label 'nowhere/contracts/amendment-2025.md:7', chunk id 'contracts/amendment-2025.md:7'\\)"
+  eval corpus labels-none.json --mode bm25)

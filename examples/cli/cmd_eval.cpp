@@ -34,6 +34,21 @@ std::vector<std::size_t> parse_ks(const std::string& text) {
     return ks;
 }
 
+/// "a/b/notes/", "b/notes/", "notes/" for the corpus a/b/notes: the prefixes a label
+/// written from a parent folder of the corpus starts with, longest first.
+std::vector<std::string> corpus_prefixes(const std::string& corpus) {
+    std::vector<std::string> parts;
+    for (const auto& part : std::filesystem::path(corpus).lexically_normal())
+        if (!part.empty() && part != "." && part != "/") parts.push_back(part.generic_string());
+    std::vector<std::string> prefixes;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        std::string prefix;
+        for (std::size_t j = i; j < parts.size(); ++j) prefix += parts[j] + "/";
+        prefixes.push_back(prefix);
+    }
+    return prefixes;
+}
+
 void write_file(const std::filesystem::path& path, const std::string& text) {
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
     std::ofstream out(path, std::ios::binary);
@@ -121,12 +136,29 @@ int run_eval(cli::ArgParser& p) {
     const double target = p.number("target-precision");
     if (!(target > 0 && target <= 1)) throw cli::UsageError("--target-precision must be in (0, 1]");
 
-    const auto questions = ragpp::read_questions(p.get("QUESTIONS"));
+    auto questions = ragpp::read_questions(p.get("QUESTIONS"));
     if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
     auto docs = cli::load_corpus(p.get("CORPUS"), config, progress);
+    // Labels written relative to the corpus folder's parent ("notes/errors.md:7" for the
+    // corpus notes, or data/notes/...) are matched too; a set none of whose labels
+    // matches a chunk is an error, not a table of zeros.
+    std::vector<std::string> chunk_ids;
+    chunk_ids.reserve(docs.size());
+    for (const auto& d : docs) chunk_ids.push_back(d.id);
+    const std::string example_chunk = docs.empty() ? std::string("(none)") : docs.front().id;
+    const auto check = ragpp::resolve_labels(questions, std::move(chunk_ids), corpus_prefixes(p.get("CORPUS")));
+    if (check.none_match())
+        throw ragpp::NotFoundError("question set '" + p.get("QUESTIONS") + "': none of its " +
+                                   std::to_string(check.labels) + " relevance labels matches a chunk of '" +
+                                   p.get("CORPUS") + "' (label '" + check.unmatched.front() + "', chunk id '" +
+                                   example_chunk + "'): labels are chunk ids ('path:line', or a path) relative to "
+                                   "the corpus folder or to its parent");
     const auto engine = cli::Engine::build(std::move(docs), config, progress);
 
-    const auto unmatched = engine.unmatched_labels(questions);
+    const auto& unmatched = check.unmatched;
+    if (check.resolved > 0)
+        std::fprintf(stderr, "note: %zu relevance label(s) matched once the corpus folder's path was removed from "
+                             "their start\n", check.resolved);
     if (!unmatched.empty()) {
         std::fprintf(stderr, "warning: %zu relevance label(s) match no chunk of the corpus (they can only be missed):",
                      unmatched.size());
