@@ -286,3 +286,15 @@ set_tests_properties(cli.eval.labels_from_parent PROPERTIES PASS_REGULAR_EXPRESS
 ragpp_cli_expect(eval.labels_match_nothing 1
   "question set 'labels-none.json': none of its 4 relevance labels matches a chunk of 'corpus' \\(label 'nowhere/contracts/amendment-2025.md:7', chunk id 'contracts/amendment-2025.md:7'\\)"
   eval corpus labels-none.json --mode bm25)
+
+# --- conflicting versions in the evidence (issue 14 point 8) ------------------------------
+# Two releases of a guide: different titles, the same heading path "Setup > Ports",
+# versions 1.0 and 2.0: ask flags them in the evidence and in --json.
+add_test(NAME cli.ask.versions.index COMMAND ragpp_cli index ${_eval_data}/versions --out ${_eval_out}/versions --quiet)
+set_tests_properties(cli.ask.versions.index PROPERTIES FIXTURES_SETUP cli_versions_index)
+add_test(NAME cli.ask.versions COMMAND ragpp_cli ask ${_eval_out}/versions "Which port does the server listen on?")
+set_tests_properties(cli.ask.versions PROPERTIES FIXTURES_REQUIRED cli_versions_index PASS_REGULAR_EXPRESSION
+  "Notes:\n- Sources \\[1\\] and \\[2\\] concern the section \"Setup > Ports\" but differ in version \\(\\[1\\] [12], \\[2\\] [12]\\)")
+add_test(NAME cli.ask.versions_json COMMAND ragpp_cli ask ${_eval_out}/versions --json "Which port does the server listen on?")
+set_tests_properties(cli.ask.versions_json PROPERTIES FIXTURES_REQUIRED cli_versions_index PASS_REGULAR_EXPRESSION
+  "\"flags\": \\[\n *\\{\n *\"field\": \"version\",")
