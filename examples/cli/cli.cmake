@@ -298,3 +298,18 @@ set_tests_properties(cli.ask.versions PROPERTIES FIXTURES_REQUIRED cli_versions_
 add_test(NAME cli.ask.versions_json COMMAND ragpp_cli ask ${_eval_out}/versions --json "Which port does the server listen on?")
 set_tests_properties(cli.ask.versions_json PROPERTIES FIXTURES_REQUIRED cli_versions_index PASS_REGULAR_EXPRESSION
   "\"flags\": \\[\n *\\{\n *\"field\": \"version\",")
+
+# --- answer containment (issue 14 point 9) ------------------------------------------------
+# answers.json: questions.json with reference answers. bm25: "two months" is in the 2nd
+# passage (the amendment), "Undo_Retention" and "Thirty days!" in the 1st, "Lima" nowhere:
+# 2/4 at k=1, 3/4 at k=2 and k=3 (hand-computed).
+add_test(NAME cli.eval.answer_containment
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/answers.json --mode bm25 --k 1,2,3)
+set_tests_properties(cli.eval.answer_containment PROPERTIES PASS_REGULAR_EXPRESSION
+  "answer containment: share of the 4 questions with a reference answer[^\n]*\npipeline     k=1     k=2     k=3\nbm25      0.5000  0.7500  0.7500\n")
+add_test(NAME cli.eval.answer_containment_json
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/answers.json --mode bm25 --k 1,2 --json)
+set_tests_properties(cli.eval.answer_containment_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"answer_containment\": \\{\n *\"1\": 0.5,\n *\"2\": 0.75\n *\\}.*\"answer\": \"two months\",\n *\"answer_rank\": 2,")
+# Without answers there is no containment table.
+set_tests_properties(cli.eval.small PROPERTIES FAIL_REGULAR_EXPRESSION "answer containment")

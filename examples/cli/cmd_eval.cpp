@@ -5,6 +5,7 @@
 #include "engine.hpp"
 
 #include <ragpp/answer/abstain.hpp>
+#include <ragpp/eval/containment.hpp>
 #include <ragpp/eval/questions.hpp>
 #include <ragpp/eval/report.hpp>
 
@@ -16,6 +17,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 namespace {
 
@@ -153,6 +156,10 @@ int run_eval(cli::ArgParser& p) {
                                    p.get("CORPUS") + "' (label '" + check.unmatched.front() + "', chunk id '" +
                                    example_chunk + "'): labels are chunk ids ('path:line', or a path) relative to "
                                    "the corpus folder or to its parent");
+    // Answer containment needs the passages' texts: kept when a question has an answer.
+    std::unordered_map<std::string, std::string> texts;
+    if (std::any_of(questions.begin(), questions.end(), [](const auto& q) { return q.answer.has_value(); }))
+        for (const auto& d : docs) texts.emplace(d.id, d.text);
     const auto engine = cli::Engine::build(std::move(docs), config, progress);
 
     const auto& unmatched = check.unmatched;
@@ -189,6 +196,14 @@ int run_eval(cli::ArgParser& p) {
             if (r.name() == name) throw cli::UsageError("--mode: pipeline '" + name + "' given twice");
         file_names.push_back(file);
         reports.push_back(engine.evaluate(questions, m, name, progress, mode_rerankers[i], &confidences[i], modes[i].weights));
+        if (!texts.empty())
+            ragpp::find_answers(
+                reports.back(),
+                [&](std::string_view id) {
+                    const auto it = texts.find(std::string(id));
+                    return it == texts.end() ? std::string() : it->second;
+                },
+                ks.back());
     }
 
     if (p.has("json")) {
@@ -202,6 +217,7 @@ int run_eval(cli::ArgParser& p) {
                         "docs/evaluation.md)\n\n",
                         cli::mode_name(default_mode).c_str(), config.embedder.c_str());
         std::printf("%s\n", ragpp::format_metrics_table(reports, ks).c_str());
+        if (const auto c = ragpp::format_answer_containment(reports, ks); !c.empty()) std::printf("%s\n", c.c_str());
         if (reports.size() > 1) std::printf("%s\n", ragpp::format_comparisons(reports, ks).c_str());
         std::printf("%s", ragpp::format_latency(reports).c_str());
         if (p.has("per-question") || questions.size() <= 100) print_questions(reports, miss_k);
