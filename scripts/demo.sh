@@ -29,7 +29,7 @@ log "ragpp index"
 
 log "ragpp eval: BM25, vector and hybrid on examples/cmake-questions.json"
 "$BIN/ragpp" eval "$HELP" examples/cmake-questions.json --quiet \
-  --json "$OUT/eval.json" --svg "$OUT/recall.svg" --run-dir "$OUT/runs"
+  --json-out "$OUT/eval.json" --svg "$OUT/recall.svg" --run-dir "$OUT/runs"
 
 for q in "CMP0077" \
          "make the compiler write a compile_commands.json database for clangd" \

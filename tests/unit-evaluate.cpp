@@ -1,3 +1,4 @@
+#include <ragpp/eval/containment.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/report.hpp>
 #include <ragpp/eval/significance.hpp>
@@ -99,6 +100,62 @@ TEST_CASE("evaluate collapses chunks to labels and classifies misses", "[evaluat
     CHECK_THAT(table, Catch::Contains("ranking: first relevant at rank 4"));
     CHECK_THAT(table, Catch::Contains("retrieval: no relevant passage among the candidates"));
     CHECK_THAT(table, Catch::Contains("1 ok, 1 missed by ranking, 1 missed by retrieval, 1 without a relevant passage"));
+}
+
+TEST_CASE("answer containment: normalised answers in the top k passages", "[evaluate][containment]") {
+    // Normalisation: case, accents, full-width forms, punctuation and spacing folded;
+    // whole words only.
+    CHECK(answer_match_form("  Préavis : DEUX-mois. ") == " preavis deux mois ");
+    CHECK(contains_answer("Le préavis est de DEUX   mois, par lettre.", "deux mois"));
+    CHECK(contains_answer("Ｍｘ－２００ est couvert", "MX 200"));
+    CHECK(contains_answer("l'été 2025", "Ete"));
+    CHECK_FALSE(contains_answer("la moisson", "mois"));
+    CHECK_FALSE(contains_answer("deux grands mois", "deux mois"));
+    CHECK_FALSE(contains_answer("anything", " ?! "));  // an answer without words is never found
+    // Four questions with answers (one answer found nowhere, one at rank 3), one without.
+    const std::map<std::string, std::string> texts{
+        {"a.md:1", "The notice period is two months."}, {"b.md:1", "Backups are kept for 30 days."},
+        {"c.md:1", "Ports: 8080."},                     {"d.md:1", "Lima is the capital of Peru."}};
+    QuestionSet qs{{"q1", "one", {{"a.md:1", 1}}, std::string("Two Months"), {}},
+                   {"q2", "two", {{"b.md:1", 1}}, std::string("30 days"), {}},
+                   {"q3", "three", {{"c.md:1", 1}}, std::string("Lima"), {}},
+                   {"q4", "four", {{"c.md:1", 1}}, std::string("Oslo"), {}},
+                   {"q5", "five", {{"c.md:1", 1}}, std::nullopt, {}}};
+    auto p = fixed({{"one", {{"a.md:1", 0.9}, {"b.md:1", 0.8}}},
+                    {"two", {{"a.md:1", 0.9}, {"c.md:1", 0.8}, {"b.md:1#2", 0.7}}},
+                    {"three", {{"d.md:1", 0.9}}},
+                    {"four", {{"a.md:1", 0.9}, {"d.md:1", 0.8}}},
+                    {"five", {{"a.md:1", 0.9}}}});
+    auto r = evaluate("fixed", qs, p);
+    CHECK_FALSE(r.answer_containment(1).has_value());  // not looked for yet
+    find_answers(
+        r,
+        [&](std::string_view id) {
+            const auto it = texts.find(std::string(section_of(id)));
+            return it == texts.end() ? std::string() : it->second;
+        },
+        10);
+    CHECK(r.outcomes()[0].answer_rank == 1);
+    CHECK(r.outcomes()[1].answer_rank == 3);  // b.md:1#2, the third entry
+    CHECK(r.outcomes()[2].answer_rank == 1);
+    CHECK(r.outcomes()[3].answer_rank == 0);
+    CHECK(r.questions_with_answer() == 4);
+    // k = 1: q1, q3 -> 2/4; k = 2: the same; k = 3: q2 too -> 3/4.
+    CHECK(*r.answer_containment(1) == Approx(0.5));
+    CHECK(*r.answer_containment(2) == Approx(0.5));
+    CHECK(*r.answer_containment(3) == Approx(0.75));
+    CHECK(*r.answer_containment(10) == Approx(0.75));
+    const std::vector<std::size_t> ks{1, 3};
+    const auto table = format_answer_containment({r}, ks);
+    CHECK_THAT(table, Catch::Contains("share of the 4 questions with a reference answer"));
+    CHECK_THAT(table, Catch::Contains("fixed     0.5000  0.7500"));
+    const auto j = report_json({r}, ks, 1);
+    CHECK(j["pipelines"][0]["metrics"]["answer_containment"]["3"].get<double>() == Approx(0.75));
+    CHECK(j["pipelines"][0]["questions"][1]["answer_rank"].get<std::size_t>() == 3);
+    // max_rank bounds the search.
+    auto r2 = evaluate("fixed", qs, p);
+    find_answers(r2, [&](std::string_view id) { return texts.at(std::string(section_of(id))); }, 2);
+    CHECK(r2.outcomes()[1].answer_rank == 0);
 }
 
 TEST_CASE("TREC run and qrels files reproduce our figures under trec_eval's rules", "[evaluate][trec]") {

@@ -367,7 +367,7 @@ TEST_CASE("Evidence: version flags only between sources of one subject", "[evide
     };
     const auto v1 = chunks_of("guide-v1.md", "# Install guide\n\n## Ports\n\nPort 8080.\n", 400, 0, m("2024-01-01", "1"));
     const auto v2 = chunks_of("guide-v2.md", "# Install guide\n\n## Ports\n\nPort 9090.\n", 400, 0, m("2025-01-01", "2"));
-    const auto other = chunks_of("faq.md", "# FAQ\n\n## Ports\n\nAsk IT.\n", 400, 0, m("2023-01-01", nullptr));
+    const auto other = chunks_of("faq.md", "# FAQ\n\n## Contact\n\nAsk IT.\n", 400, 0, m("2023-01-01", nullptr));
     const auto ev = EvidenceBuilder(fixed()).build("port?", Docs{v2[0], v1[0], other[0]});
     // v1 and v2 share the heading "Install guide > Ports": flagged for date and version; the FAQ is another subject.
     REQUIRE(ev.flags.size() == 2);
@@ -378,4 +378,42 @@ TEST_CASE("Evidence: version flags only between sources of one subject", "[evide
     // Same stamps: no flag.
     const auto same = chunks_of("guide-copy.md", "# Install guide\n\n## Ports\n\nPort 8080.\n", 400, 0, m("2024-01-01", "1"));
     CHECK(EvidenceBuilder(fixed()).build("q", Docs{v1[0], same[0]}).flags.empty());
+}
+
+TEST_CASE("Evidence: sources sharing a heading path or a section title but not their stamps are flagged", "[evidence]") {
+    auto m = [](const char* title, const char* date, const char* version) {
+        ragpp::Metadata md;
+        md["title"] = std::string(title);
+        md["date"] = ragpp::Date::parse(date);
+        if (version) md["version"] = std::string(version);
+        return md;
+    };
+    // Two releases of one guide (titles differ, heading path "Setup > Ports" shared), a FAQ
+    // with a section "Ports" of its own, and an unrelated section.
+    const auto v1 = chunks_of("v1/install.md", "# Setup\n\n## Ports\n\nPort 8080.\n", 400, 0, m("Guide one", "2024-01-01", "1"));
+    const auto v2 = chunks_of("v2/install.md", "# Setup\n\n## Ports\n\nPort 9090.\n", 400, 0, m("Guide two", "2025-01-01", "2"));
+    const auto faq = chunks_of("faq.md", "# Questions\n\n## Ports\n\nAsk IT.\n", 400, 0, m("FAQ", "2023-01-01", nullptr));
+    const auto mail = chunks_of("mail.md", "# Contact\n\nMail IT.\n", 400, 0, m("Mail", "2022-01-01", nullptr));
+    const auto ev = EvidenceBuilder(fixed()).build("port?", Docs{v1[0], v2[0], faq[0], mail[0]});
+    REQUIRE(ev.sources.size() == 4);
+    CHECK(ev.sources[0].heading_path == std::vector<std::string>{"Setup", "Ports"});
+    REQUIRE(ev.flags.size() == 4);
+    // The heading path first: [1] and [2], in date and in version.
+    CHECK(ev.flags[0].subject == "the section \"Setup > Ports\"");
+    CHECK(ev.flags[0].sources == std::vector<std::size_t>{1, 2});
+    CHECK(ev.flags[0].field == "date");
+    CHECK(ev.flags[0].values == std::vector<std::string>{"2024-01-01", "2025-01-01"});
+    CHECK(ev.flags[1].field == "version");
+    CHECK(ev.flags[1].message ==
+          "Sources [1] and [2] concern the section \"Setup > Ports\" but differ in version ([1] 1, [2] 2): if they "
+          "disagree, give each with its source and say which is more recent.");
+    // Then the section title: the FAQ's "Ports" joins them; the mail section never does.
+    CHECK(ev.flags[2].subject == "a section \"Ports\"");
+    CHECK(ev.flags[2].sources == std::vector<std::size_t>{1, 2, 3});
+    CHECK(ev.flags[2].field == "date");
+    CHECK(ev.flags[3].values == std::vector<std::string>{"1", "2", "no version"});
+    CHECK(ev.render().find("Sources [1], [2] and [3] concern a section \"Ports\" but differ in date") != std::string::npos);
+    // Same heading path and same stamps: nothing to flag.
+    const auto v1_copy = chunks_of("copy/install.md", "# Setup\n\n## Ports\n\nPort 8080.\n", 400, 0, m("Guide copy", "2024-01-01", "1"));
+    CHECK(EvidenceBuilder(fixed()).build("q", Docs{v1[0], v1_copy[0]}).flags.empty());
 }

@@ -71,6 +71,34 @@ TEST_CASE("labels match every chunk of their section, and bare paths every chunk
     CHECK(section_of("tag#x") == "tag#x");
 }
 
+TEST_CASE("resolve_labels: labels written from the corpus's parent are matched, the others reported", "[questions]") {
+    const std::vector<std::string> chunks{"errors.md:7", "errors.md:7#2", "guide/install.md:1", "faq.md:3"};
+    QuestionSet set(3);
+    set[0].relevant = {{"notes/errors.md:7", 2.0}, {"errors.md:7", 1.0}};  // one label written both ways
+    set[1].relevant = {{"notes/guide/install.md", 1.0}, {"faq.md:3", 1.0}, {"notes/missing.md:1", 1.0}};
+    set[2].relevant = {};
+    const auto check = resolve_labels(set, chunks, {"data/notes/", "notes/"});
+    // Distinct labels: notes/errors.md:7, errors.md:7, notes/guide/install.md, faq.md:3, notes/missing.md:1.
+    CHECK(check.labels == 5);
+    CHECK(check.resolved == 2);
+    CHECK(check.unmatched == std::vector<std::string>{"notes/missing.md:1"});
+    CHECK_FALSE(check.none_match());
+    // Rewritten in place; the label written both ways keeps the larger grade.
+    CHECK(set[0].relevant == Judgments<std::string>{{"errors.md:7", 2.0}});
+    CHECK(set[1].relevant ==
+          Judgments<std::string>{{"guide/install.md", 1.0}, {"faq.md:3", 1.0}, {"notes/missing.md:1", 1.0}});
+    CHECK(set[2].relevant.empty());
+    // Without the prefix nothing is rewritten; a prefix is only removed when the rest matches.
+    QuestionSet plain(1);
+    plain[0].relevant = {{"notes/errors.md:7", 1.0}};
+    CHECK(resolve_labels(plain, chunks).unmatched == std::vector<std::string>{"notes/errors.md:7"});
+    CHECK(resolve_labels(plain, chunks, {"other/"}).none_match());
+    CHECK(plain[0].relevant.count("notes/errors.md:7") == 1);
+    // A set without labels is not "none match".
+    QuestionSet empty(2);
+    CHECK_FALSE(resolve_labels(empty, chunks, {"notes/"}).none_match());
+}
+
 TEST_CASE("read_questions dispatches on the path: BEIR folder, TSV, JSON", "[questions]") {
     ragpp_test::TempDir dir;
     std::ofstream(dir.path / "q.tsv") << "question one\tx:1\n";

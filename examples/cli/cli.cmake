@@ -54,7 +54,7 @@ add_test(NAME cli.chunk.bad_overlap
   WORKING_DIRECTORY ${_chunk_data})
 add_test(NAME cli.chunk.zero_tokens
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> "-DARGS=chunk|--max-tokens|0|traps.md"
-    -DEXPECT_RC=2 "-DEXPECT_STDERR=max_tokens is 0" -P ${_chunk_run}
+    -DEXPECT_RC=2 "-DEXPECT_STDERR=--max-tokens: 0 is out of range \\[1, 1000000\\]" -P ${_chunk_run}
   WORKING_DIRECTORY ${_chunk_data})
 # --- end ragpp chunk ---------------------------------------------------------------
 
@@ -64,7 +64,7 @@ set(_eval_out ${CMAKE_CURRENT_BINARY_DIR}/cli-eval)
 add_test(NAME cli.index.small
   COMMAND ragpp_cli index ${_eval_data}/corpus --out ${_eval_out}/index --quiet)
 set_tests_properties(cli.index.small PROPERTIES FIXTURES_SETUP cli_small_index
-  PASS_REGULAR_EXPRESSION "indexed 5 documents")
+  PASS_REGULAR_EXPRESSION "indexed 5 chunks from 4 files of ")
 # The exact identifier: BM25 ranks the ORA-01555 section first, and the trace shows it.
 add_test(NAME cli.search.identifier COMMAND ragpp_cli search ${_eval_out}/index --k 1 ORA-01555)
 set_tests_properties(cli.search.identifier PROPERTIES FIXTURES_REQUIRED cli_small_index
@@ -93,7 +93,7 @@ add_test(NAME cli.search.missing_index COMMAND ragpp_cli search ${_eval_out}/no-
 set_tests_properties(cli.search.missing_index PROPERTIES PASS_REGULAR_EXPRESSION "cannot open '.*no-such-index/manifest.json'")
 add_test(NAME cli.eval.small
   COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --k 1,3 --passages 1
-    --json ${_eval_out}/eval.json --svg ${_eval_out}/recall.svg --run-dir ${_eval_out}/runs)
+    --json-out ${_eval_out}/eval.json --svg ${_eval_out}/recall.svg --run-dir ${_eval_out}/runs)
 set_tests_properties(cli.eval.small PROPERTIES PASS_REGULAR_EXPRESSION
   "bm25        1    1.0000  0.8333.*\\(3 answerable questions averaged; 1 without any relevant passage counted apart\\).*none +n/a +n/a +n/a")
 add_test(NAME cli.eval.bad_questions COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/bad-questions.json)
@@ -183,7 +183,7 @@ set_tests_properties(cli.rerank.bad_reranker PROPERTIES PASS_REGULAR_EXPRESSION 
 add_test(NAME cli.index.transformer
   COMMAND ragpp_cli index ${_eval_data}/corpus --embedder transformer:${_tf}/bert-mean --out ${_tf_out}/index --quiet)
 set_tests_properties(cli.index.transformer PROPERTIES FIXTURES_SETUP cli_transformer_index
-  PASS_REGULAR_EXPRESSION "indexed 5 documents")
+  PASS_REGULAR_EXPRESSION "indexed 5 chunks from 4 files of ")
 add_test(NAME cli.search.transformer COMMAND ragpp_cli search ${_tf_out}/index --mode vector --k 2 "backups")
 set_tests_properties(cli.search.transformer PROPERTIES FIXTURES_REQUIRED cli_transformer_index
   PASS_REGULAR_EXPRESSION " 1\\. .*\n    fused [0-9.]+   bm25 -   vector #1")
@@ -200,3 +200,116 @@ add_test(NAME cli.search.cross_encoder
   COMMAND ragpp_cli search ${_tf_out}/index --rerank cross-encoder:${_tf}/ce-bert --k 2 --json ORA-01555)
 set_tests_properties(cli.search.cross_encoder PROPERTIES FIXTURES_REQUIRED cli_transformer_index
   PASS_REGULAR_EXPRESSION "\"rerank\": \\{\n *\"fused_rank\": [0-9]+,\n *\"fused_score\": [0-9.e-]+,\n *\"score\": -?[0-9.]+")
+
+# --- exit codes and bounded options (issue 14 point 6, issue 11 point 4) ----------------
+# Every subcommand: a usage error (unknown option, bad value, missing argument) exits 2,
+# an input or runtime error exits 1, each with a message naming the option or the file.
+# ragpp_cli_expect(NAME RC STDERR_REGEX ARG...) runs ragpp ARG... in the test data folder.
+function(ragpp_cli_expect name rc regex)
+  list(JOIN ARGN "|" _args)
+  add_test(NAME cli.exit.${name}
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> "-DARGS=${_args}" -DEXPECT_RC=${rc}
+      "-DEXPECT_STDERR=${regex}" -P ${_chunk_run}
+    WORKING_DIRECTORY ${_eval_data})
+endfunction()
+set(_idx ${_eval_out}/index)
+foreach(cmd analyze chunk index search ask eval embed rerank)
+  ragpp_cli_expect(${cmd}.unknown_option 2 "ragpp ${cmd}: unknown option '--no-such-option'" ${cmd} --no-such-option)
+endforeach()
+# Missing arguments.
+ragpp_cli_expect(analyze.missing 2 "missing argument TEXT" analyze)
+ragpp_cli_expect(chunk.missing 2 "missing argument FILE" chunk)
+ragpp_cli_expect(index.missing 2 "missing argument CORPUS" index)
+ragpp_cli_expect(index.missing_out 2 "missing option --out" index corpus)
+ragpp_cli_expect(search.missing 2 "missing argument QUERY" search ${_idx})
+ragpp_cli_expect(ask.missing 2 "missing argument QUESTION" ask ${_idx})
+ragpp_cli_expect(eval.missing 2 "missing argument QUESTIONS" eval corpus)
+ragpp_cli_expect(embed.missing 2 "missing argument TEXT" embed)
+ragpp_cli_expect(rerank.missing 2 "missing argument QUERY" rerank --reranker cross-encoder:x)
+ragpp_cli_expect(search.missing_value 2 "option '--k' needs a value" search ${_idx} x --k)
+# Bad values: names, expressions and numbers out of range, negative, NaN, infinite, overflowing.
+ragpp_cli_expect(analyze.bad_analyzer 2 "analyzer 'klingon' is unknown" analyze --analyzer klingon x)
+ragpp_cli_expect(chunk.zero 2 "--max-tokens: 0 is out of range" chunk --max-tokens 0 traps.md)
+ragpp_cli_expect(chunk.negative 2 "--overlap: -1 is out of range" chunk --overlap -1 traps.md)
+ragpp_cli_expect(index.bad_variant 2 "unknown BM25 variant 'bm26'" index corpus --out ${_eval_out}/never --variant bm26)
+ragpp_cli_expect(index.bad_embedder 2 "--embedder 'word2vec' is not hashing" index corpus --out ${_eval_out}/never --embedder word2vec)
+ragpp_cli_expect(index.huge_tokens 2 "--max-tokens: 99999999999999999999 is out of range" index corpus --out ${_eval_out}/never --max-tokens 99999999999999999999)
+ragpp_cli_expect(search.k_zero 2 "--k: 0 is out of range \\[1, 100000\\]" search ${_idx} --k 0 x)
+ragpp_cli_expect(search.k_negative 2 "--k: -5 is out of range" search ${_idx} --k -5 x)
+ragpp_cli_expect(search.k_text 2 "--k: 'ten' is not an integer" search ${_idx} --k ten x)
+ragpp_cli_expect(search.candidates_huge 2 "--candidates: 999999999999999999 is out of range \\[1, 1000000\\]" search ${_idx} --candidates 999999999999999999 x)
+ragpp_cli_expect(search.b_nan 2 "--b: 'nan' is not a number" search ${_idx} --b nan x)
+ragpp_cli_expect(search.k1_infinite 2 "--k1: 1e999 is out of range" search ${_idx} --k1 1e999 x)
+ragpp_cli_expect(search.b_above_one 2 "--b: 1.5 is out of range \\[0, 1\\]" search ${_idx} --b 1.5 x)
+ragpp_cli_expect(search.threads_huge 2 "--threads: 100000 is out of range" search ${_idx} --threads 100000 x)
+ragpp_cli_expect(search.bad_filter 2 "filter 'version>>2'" search ${_idx} --filter "version>>2" x)
+ragpp_cli_expect(ask.confidence_nan 2 "--min-confidence: 'nan' is not a number" ask ${_idx} --min-confidence nan x)
+ragpp_cli_expect(ask.budget_zero 2 "--budget: 0 is out of range" ask ${_idx} --budget 0 x)
+ragpp_cli_expect(ask.floor_negative 2 "--relative-floor: -0.5 is out of range" ask ${_idx} --relative-floor -0.5 x)
+ragpp_cli_expect(eval.k_zero 2 "--k: '0' is not an integer in \\[1, 100000\\]" eval corpus questions.json --k 0)
+ragpp_cli_expect(eval.precision_zero 2 "--target-precision: 0 is out of range \\(0, 1\\]" eval corpus questions.json --target-precision 0)
+ragpp_cli_expect(embed.bad_embedder 2 "--embedder 'glove' is not hashing" embed --embedder glove x)
+ragpp_cli_expect(embed.threads_negative 2 "--threads: -1 is out of range" embed --threads -1 x)
+ragpp_cli_expect(rerank.bad_reranker 2 "is not cross-encoder:DIR" rerank --reranker softmatch q p)
+# Input and runtime errors: exit 1, naming the file.
+ragpp_cli_expect(chunk.no_file 1 "cannot open 'no-such-file.md'" chunk no-such-file.md)
+ragpp_cli_expect(index.no_corpus 1 "corpus 'no-such-corpus' is neither a folder" index no-such-corpus --out ${_eval_out}/never)
+ragpp_cli_expect(search.no_index 1 "no-such-index" search ${_eval_out}/no-such-index x)
+ragpp_cli_expect(ask.no_index 1 "no-such-index" ask ${_eval_out}/no-such-index x)
+ragpp_cli_expect(eval.bad_questions 1 "bad-questions.json:3: question 2: field 'relevant' is missing" eval corpus bad-questions.json)
+ragpp_cli_expect(embed.no_input 1 "cannot open 'no-such-file.txt'" embed --input no-such-file.txt)
+ragpp_cli_expect(rerank.no_model 1 "no-such-model" rerank --reranker cross-encoder:no-such-model q p)
+foreach(t search.missing search.missing_value search.k_zero search.k_negative search.k_text search.candidates_huge search.b_nan
+          search.k1_infinite search.b_above_one search.threads_huge search.bad_filter ask.missing ask.confidence_nan
+          ask.budget_zero ask.floor_negative)
+  set_tests_properties(cli.exit.${t} PROPERTIES FIXTURES_REQUIRED cli_small_index)
+endforeach()
+# --json prints JSON on stdout in every command that prints results.
+add_test(NAME cli.analyze.json COMMAND ragpp_cli analyze --json "Contrat MX-200")
+set_tests_properties(cli.analyze.json PROPERTIES PASS_REGULAR_EXPRESSION "^\\[\"contrat\",\"mx\",\"200\",\"mx200\"\\]\n$")
+add_test(NAME cli.eval.json_stdout COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm25 --k 1 --json)
+set_tests_properties(cli.eval.json_stdout PROPERTIES PASS_REGULAR_EXPRESSION "^\\{\n  \"ks\": \\[\n    1\n  \\],.*\"name\": \"bm25\""
+  FAIL_REGULAR_EXPRESSION "chunks, 4 questions")
+add_test(NAME cli.chunk.json COMMAND ragpp_cli chunk --json ${_eval_data}/traps.md)
+set_tests_properties(cli.chunk.json PROPERTIES PASS_REGULAR_EXPRESSION "^\\{\"heading_path\"")
+# --- end exit codes -----------------------------------------------------------------------
+
+# --- question sets: labels from the corpus folder's parent, or matching nothing (issue 14 point 7) ---
+# labels-parent.json is questions.json with every label written from the corpus's parent
+# ("corpus/database.rst:4"): the same figures as cli.eval.small.
+add_test(NAME cli.eval.labels_from_parent
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/labels-parent.json --mode bm25 --k 1,3 --passages 1)
+set_tests_properties(cli.eval.labels_from_parent PROPERTIES PASS_REGULAR_EXPRESSION
+  "note: 4 relevance label\\(s\\) matched once.*bm25        1    1.0000  0.8333"
+  FAIL_REGULAR_EXPRESSION "match no chunk")
+# No label matches any chunk: exit 1 naming the set, a label and a chunk id, no table.
+ragpp_cli_expect(eval.labels_match_nothing 1
+  "question set 'labels-none.json': none of its 4 relevance labels matches a chunk of 'corpus' \\(label 'nowhere/contracts/amendment-2025.md:7', chunk id 'contracts/amendment-2025.md:7'\\)"
+  eval corpus labels-none.json --mode bm25)
+
+# --- conflicting versions in the evidence (issue 14 point 8) ------------------------------
+# Two releases of a guide: different titles, the same heading path "Setup > Ports",
+# versions 1.0 and 2.0: ask flags them in the evidence and in --json.
+add_test(NAME cli.ask.versions.index COMMAND ragpp_cli index ${_eval_data}/versions --out ${_eval_out}/versions --quiet)
+set_tests_properties(cli.ask.versions.index PROPERTIES FIXTURES_SETUP cli_versions_index)
+add_test(NAME cli.ask.versions COMMAND ragpp_cli ask ${_eval_out}/versions "Which port does the server listen on?")
+set_tests_properties(cli.ask.versions PROPERTIES FIXTURES_REQUIRED cli_versions_index PASS_REGULAR_EXPRESSION
+  "Notes:\n- Sources \\[1\\] and \\[2\\] concern the section \"Setup > Ports\" but differ in version \\(\\[1\\] [12], \\[2\\] [12]\\)")
+add_test(NAME cli.ask.versions_json COMMAND ragpp_cli ask ${_eval_out}/versions --json "Which port does the server listen on?")
+set_tests_properties(cli.ask.versions_json PROPERTIES FIXTURES_REQUIRED cli_versions_index PASS_REGULAR_EXPRESSION
+  "\"flags\": \\[\n *\\{\n *\"field\": \"version\",")
+
+# --- answer containment (issue 14 point 9) ------------------------------------------------
+# answers.json: questions.json with reference answers. bm25: "two months" is in the 2nd
+# passage (the amendment), "Undo_Retention" and "Thirty days!" in the 1st, "Lima" nowhere:
+# 2/4 at k=1, 3/4 at k=2 and k=3 (hand-computed).
+add_test(NAME cli.eval.answer_containment
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/answers.json --mode bm25 --k 1,2,3)
+set_tests_properties(cli.eval.answer_containment PROPERTIES PASS_REGULAR_EXPRESSION
+  "answer containment: share of the 4 questions with a reference answer[^\n]*\npipeline     k=1     k=2     k=3\nbm25      0.5000  0.7500  0.7500\n")
+add_test(NAME cli.eval.answer_containment_json
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/answers.json --mode bm25 --k 1,2 --json)
+set_tests_properties(cli.eval.answer_containment_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"answer_containment\": \\{\n *\"1\": 0.5,\n *\"2\": 0.75\n *\\}.*\"answer\": \"two months\",\n *\"answer_rank\": 2,")
+# Without answers there is no containment table.
+set_tests_properties(cli.eval.small PROPERTIES FAIL_REGULAR_EXPRESSION "answer containment")

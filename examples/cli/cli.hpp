@@ -13,12 +13,15 @@
 // let a ragpp::Error through (exit 1, its message on stderr).
 #pragma once
 
+#include <ragpp/core/error.hpp>
+
 #include <cstddef>
 #include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cli {
@@ -55,8 +58,13 @@ public:
     [[nodiscard]] bool has(const std::string& name) const;                      // flag set, or option given/defaulted
     [[nodiscard]] std::string get(const std::string& name) const;               // option or single positional
     [[nodiscard]] std::vector<std::string> all(const std::string& name) const;  // repeated option or many positional
-    [[nodiscard]] double number(const std::string& name) const;                 // option parsed as a number
-    [[nodiscard]] std::size_t count(const std::string& name) const;             // option parsed as a count >= 0
+    /// The option parsed as a finite number / a non-negative integer, within the range
+    /// main.cpp's table gives for its name (counts without an entry: [0, 1e9]); UsageError
+    /// naming the option otherwise (not a number, negative, NaN, 1e999, overflow).
+    [[nodiscard]] double number(const std::string& name) const;
+    [[nodiscard]] std::size_t count(const std::string& name) const;
+    /// "[1, 100000]": the range of a numeric option, when the table has one.
+    [[nodiscard]] static std::optional<std::string> range(const std::string& name);
     [[nodiscard]] std::string help() const;
     [[nodiscard]] const std::string& command() const { return command_; }
 
@@ -92,5 +100,20 @@ struct Register {
 
 /// True when stderr is a terminal (progress bars only then).
 bool stderr_is_terminal();
+
+/// Runs `f`, which only interprets option values (a name, an expression): a
+/// ragpp::Error it throws is the user's bad value, so a UsageError (exit 2).
+template <class F>
+decltype(auto) usage_of(F&& f) {
+    try {
+        return std::forward<F>(f)();
+    } catch (const ragpp::Error& e) {
+        throw UsageError(e.what());
+    }
+}
+
+/// Throws UsageError unless `spec` names a kind of embedder the tool knows (hashing,
+/// hashing:DIM, model2vec:DIR, vectors:FILE, transformer:DIR), before any work is done.
+void check_embedder_spec(const std::string& spec);
 
 }  // namespace cli

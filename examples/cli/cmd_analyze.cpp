@@ -5,6 +5,8 @@
 #include <ragpp/text/analyzer.hpp>
 #include <ragpp/text/utf8.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -23,6 +25,7 @@ std::string analyzer_list() {
 int run_analyze(cli::ArgParser& args) {
     const std::string name = args.get("analyzer");
     const bool strict = args.has("strict");
+    cli::usage_of([&] { return ragpp::with_analyzer(name, [](const auto&) { return 0; }); });
     std::vector<std::string> terms;
     ragpp::with_analyzer(name, [&](const auto& analyzer) {
         for (const auto& text : args.all("TEXT")) {
@@ -30,7 +33,9 @@ int run_analyze(cli::ArgParser& args) {
             analyzer.analyze(text, terms);
         }
     });
-    for (const auto& t : terms) std::cout << t << '\n';
+    if (args.has("json")) std::cout << nlohmann::json(terms).dump() << '\n';
+    else
+        for (const auto& t : terms) std::cout << t << '\n';
     return 0;
 }
 
@@ -38,6 +43,7 @@ const cli::Register reg{{"analyze", "print the terms an analyzer makes of a text
                          [](cli::ArgParser& p) {
                              p.option("analyzer", "NAME", "the analyzer: " + analyzer_list(), "standard")
                                  .flag("strict", "reject ill-formed UTF-8 instead of replacing it by U+FFFD")
+                                 .flag("json", "print the terms as one JSON array")
                                  .positional("TEXT", "the text to analyze (several are analyzed in turn)", cli::many)
                                  .epilog("example:\n  ragpp analyze --analyzer french \"l'avenant MX-200 du 14,2 %\"\n"
                                          "  avenant\n  lavenant\n  mx\n  200\n  mx200\n  14,2");

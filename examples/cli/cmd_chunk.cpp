@@ -62,6 +62,8 @@ const cli::Register reg{{"chunk", "split Markdown, reStructuredText and text fil
                              p.option("max-tokens", "N", "maximum tokens (whitespace-separated words) per chunk", "400")
                                  .option("overlap", "N", "tokens shared by consecutive parts of a long section "
                                                          "(default: 15% of --max-tokens)")
+                                 .flag("json", "accepted for symmetry with the other commands: the output is always "
+                                               "JSON lines")
                                  .positional("FILE", "files to chunk (.md/.markdown, .rst, anything else as text)",
                                              cli::many)
                                  .epilog("Output: one JSON object per chunk: id (path:line[#part]), lines [first, "

@@ -63,6 +63,7 @@ namespace {
 int run_embed(cli::ArgParser& p) {
     cli::EngineConfig c;
     cli::apply_embedder_options(p, c);
+    cli::check_embedder_spec(c.embedder);
     c.threads = p.count("threads");
     const auto texts = cli::texts_from(p, "TEXT");
     const auto role = p.has("query") ? ragpp::Role::query : ragpp::Role::passage;
@@ -83,6 +84,8 @@ const cli::Register reg{{"embed", "print the vector of each text, one JSON line 
                              p.flag("query", "embed as queries (the query prefix), not as passages")
                                  .option("input", "FILE", "read the texts from FILE, one per line (- : standard input)")
                                  .flag("quiet", "no progress bar")
+                                 .flag("json", "accepted for symmetry with the other commands: the output is always "
+                                               "JSON lines")
                                  .positional("TEXT", "the texts to embed", cli::optional_many)
                                  .epilog("output: one line per text, in input order: {\"text\": ..., \"vector\": [...]}\n"
                                          "example:\n  ragpp embed --embedder transformer:models/e5-small-v2 --e5 --query "

@@ -5,6 +5,7 @@
 #include "engine.hpp"
 
 #include <ragpp/answer/abstain.hpp>
+#include <ragpp/eval/containment.hpp>
 #include <ragpp/eval/questions.hpp>
 #include <ragpp/eval/report.hpp>
 
@@ -16,6 +17,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 namespace {
 
@@ -23,14 +26,30 @@ std::vector<std::size_t> parse_ks(const std::string& text) {
     std::vector<std::size_t> ks;
     std::stringstream ss(text);
     for (std::string part; std::getline(ss, part, ',');) {
-        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6 || std::stoul(part) == 0)
-            throw cli::UsageError("--k: '" + part + "' is not a positive integer");
+        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6 ||
+            std::stoul(part) == 0 || std::stoul(part) > 100000)
+            throw cli::UsageError("--k: '" + part + "' is not an integer in [1, 100000]");
         ks.push_back(std::stoul(part));
     }
     std::sort(ks.begin(), ks.end());
     ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
     if (ks.empty()) throw cli::UsageError("--k needs at least one cut-off");
     return ks;
+}
+
+/// "a/b/notes/", "b/notes/", "notes/" for the corpus a/b/notes: the prefixes a label
+/// written from a parent folder of the corpus starts with, longest first.
+std::vector<std::string> corpus_prefixes(const std::string& corpus) {
+    std::vector<std::string> parts;
+    for (const auto& part : std::filesystem::path(corpus).lexically_normal())
+        if (!part.empty() && part != "." && part != "/") parts.push_back(part.generic_string());
+    std::vector<std::string> prefixes;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        std::string prefix;
+        for (std::size_t j = i; j < parts.size(); ++j) prefix += parts[j] + "/";
+        prefixes.push_back(prefix);
+    }
+    return prefixes;
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -86,7 +105,8 @@ void print_questions(const std::vector<ragpp::PipelineReport>& reports, std::siz
 
 int run_eval(cli::ArgParser& p) {
     const bool progress = !p.has("quiet") && cli::stderr_is_terminal();
-    cli::EngineConfig config = cli::engine_config(p);
+    cli::EngineConfig config = cli::usage_of([&] { return cli::engine_config(p); });
+    cli::check_embedder_spec(config.embedder);
     config.threads = p.count("threads");
     cli::apply_search_options(p, config);
     const auto ks = parse_ks(p.get("k"));
@@ -119,12 +139,33 @@ int run_eval(cli::ArgParser& p) {
     const double target = p.number("target-precision");
     if (!(target > 0 && target <= 1)) throw cli::UsageError("--target-precision must be in (0, 1]");
 
-    const auto questions = ragpp::read_questions(p.get("QUESTIONS"));
+    auto questions = ragpp::read_questions(p.get("QUESTIONS"));
     if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
     auto docs = cli::load_corpus(p.get("CORPUS"), config, progress);
+    // Labels written relative to the corpus folder's parent ("notes/errors.md:7" for the
+    // corpus notes, or data/notes/...) are matched too; a set none of whose labels
+    // matches a chunk is an error, not a table of zeros.
+    std::vector<std::string> chunk_ids;
+    chunk_ids.reserve(docs.size());
+    for (const auto& d : docs) chunk_ids.push_back(d.id);
+    const std::string example_chunk = docs.empty() ? std::string("(none)") : docs.front().id;
+    const auto check = ragpp::resolve_labels(questions, std::move(chunk_ids), corpus_prefixes(p.get("CORPUS")));
+    if (check.none_match())
+        throw ragpp::NotFoundError("question set '" + p.get("QUESTIONS") + "': none of its " +
+                                   std::to_string(check.labels) + " relevance labels matches a chunk of '" +
+                                   p.get("CORPUS") + "' (label '" + check.unmatched.front() + "', chunk id '" +
+                                   example_chunk + "'): labels are chunk ids ('path:line', or a path) relative to "
+                                   "the corpus folder or to its parent");
+    // Answer containment needs the passages' texts: kept when a question has an answer.
+    std::unordered_map<std::string, std::string> texts;
+    if (std::any_of(questions.begin(), questions.end(), [](const auto& q) { return q.answer.has_value(); }))
+        for (const auto& d : docs) texts.emplace(d.id, d.text);
     const auto engine = cli::Engine::build(std::move(docs), config, progress);
 
-    const auto unmatched = engine.unmatched_labels(questions);
+    const auto& unmatched = check.unmatched;
+    if (check.resolved > 0)
+        std::fprintf(stderr, "note: %zu relevance label(s) matched once the corpus folder's path was removed from "
+                             "their start\n", check.resolved);
     if (!unmatched.empty()) {
         std::fprintf(stderr, "warning: %zu relevance label(s) match no chunk of the corpus (they can only be missed):",
                      unmatched.size());
@@ -155,48 +196,62 @@ int run_eval(cli::ArgParser& p) {
             if (r.name() == name) throw cli::UsageError("--mode: pipeline '" + name + "' given twice");
         file_names.push_back(file);
         reports.push_back(engine.evaluate(questions, m, name, progress, mode_rerankers[i], &confidences[i], modes[i].weights));
+        if (!texts.empty())
+            ragpp::find_answers(
+                reports.back(),
+                [&](std::string_view id) {
+                    const auto it = texts.find(std::string(id));
+                    return it == texts.end() ? std::string() : it->second;
+                },
+                ks.back());
     }
 
-    std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
-                engine.size(), questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
-                config.k1, config.b, config.rrf_k, config.candidates);
-    if (!modes_given)
-        std::printf("default pipeline (search, ask and the first row here, without --mode): %s (embedder %s; see "
-                    "docs/evaluation.md)\n\n",
-                    cli::mode_name(default_mode).c_str(), config.embedder.c_str());
-    std::printf("%s\n", ragpp::format_metrics_table(reports, ks).c_str());
-    if (reports.size() > 1) std::printf("%s\n", ragpp::format_comparisons(reports, ks).c_str());
-    std::printf("%s", ragpp::format_latency(reports).c_str());
-    if (p.has("per-question") || questions.size() <= 100) print_questions(reports, miss_k);
-    for (const auto& r : reports) {
-        std::size_t ok = 0, rank = 0, retr = 0, none = 0;
-        for (std::size_t i = 0; i < questions.size(); ++i) {
-            if (questions[i].relevant.empty()) ++none;
-            else if (r.miss(i, miss_k) == ragpp::MissStage::none) ++ok;
-            else if (r.miss(i, miss_k) == ragpp::MissStage::ranking) ++rank;
-            else ++retr;
+    if (p.has("json")) {
+        std::cout << ragpp::report_json(reports, ks, miss_k).dump(2) << "\n";
+    } else {
+        std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
+                    engine.size(), questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
+                    config.k1, config.b, config.rrf_k, config.candidates);
+        if (!modes_given)
+            std::printf("default pipeline (search, ask and the first row here, without --mode): %s (embedder %s; see "
+                        "docs/evaluation.md)\n\n",
+                        cli::mode_name(default_mode).c_str(), config.embedder.c_str());
+        std::printf("%s\n", ragpp::format_metrics_table(reports, ks).c_str());
+        if (const auto c = ragpp::format_answer_containment(reports, ks); !c.empty()) std::printf("%s\n", c.c_str());
+        if (reports.size() > 1) std::printf("%s\n", ragpp::format_comparisons(reports, ks).c_str());
+        std::printf("%s", ragpp::format_latency(reports).c_str());
+        if (p.has("per-question") || questions.size() <= 100) print_questions(reports, miss_k);
+        for (const auto& r : reports) {
+            std::size_t ok = 0, rank = 0, retr = 0, none = 0;
+            for (std::size_t i = 0; i < questions.size(); ++i) {
+                if (questions[i].relevant.empty()) ++none;
+                else if (r.miss(i, miss_k) == ragpp::MissStage::none) ++ok;
+                else if (r.miss(i, miss_k) == ragpp::MissStage::ranking) ++rank;
+                else ++retr;
+            }
+            std::printf("%s at k = %zu: %zu ok, %zu missed by ranking, %zu missed by retrieval, %zu without a relevant passage\n",
+                        r.name().c_str(), miss_k, ok, rank, retr, none);
         }
-        std::printf("%s at k = %zu: %zu ok, %zu missed by ranking, %zu missed by retrieval, %zu without a relevant passage\n",
-                    r.name().c_str(), miss_k, ok, rank, retr, none);
-    }
 
-    // Abstention (issue 8): with unanswerable questions in the set, how a confidence
-    // threshold separates them from the answerable ones, per pipeline.
-    std::vector<bool> answerable;
-    for (const auto& q : questions) answerable.push_back(!q.relevant.empty());
-    const auto unanswerable = static_cast<std::size_t>(std::count(answerable.begin(), answerable.end(), false));
-    if (unanswerable > 0 && unanswerable < questions.size()) {
-        std::printf("\nabstention: %zu answerable and %zu unanswerable questions; a question is kept when its "
-                    "confidence >= threshold (see docs/abstention.md)\n",
-                    questions.size() - unanswerable, unanswerable);
-        for (std::size_t i = 0; i < reports.size(); ++i) {
-            const auto c = ragpp::calibrate(confidences[i], answerable, target,
-                                            {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9});
-            std::printf("\n%s:\n%s", reports[i].name().c_str(), ragpp::format_calibration(c).c_str());
+        // Abstention (issue 8): with unanswerable questions in the set, how a confidence
+        // threshold separates them from the answerable ones, per pipeline.
+        std::vector<bool> answerable;
+        for (const auto& q : questions) answerable.push_back(!q.relevant.empty());
+        const auto unanswerable = static_cast<std::size_t>(std::count(answerable.begin(), answerable.end(), false));
+        if (unanswerable > 0 && unanswerable < questions.size()) {
+            std::printf("\nabstention: %zu answerable and %zu unanswerable questions; a question is kept when its "
+                        "confidence >= threshold (see docs/abstention.md)\n",
+                        questions.size() - unanswerable, unanswerable);
+            for (std::size_t i = 0; i < reports.size(); ++i) {
+                const auto c = ragpp::calibrate(confidences[i], answerable, target,
+                                                {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9});
+                std::printf("\n%s:\n%s", reports[i].name().c_str(), ragpp::format_calibration(c).c_str());
+            }
         }
+
     }
 
-    if (p.has("json")) write_file(p.get("json"), ragpp::report_json(reports, ks, miss_k).dump(2) + "\n");
+    if (p.has("json-out")) write_file(p.get("json-out"), ragpp::report_json(reports, ks, miss_k).dump(2) + "\n");
     if (p.has("svg")) write_file(p.get("svg"), ragpp::recall_chart_svg(reports, ks, ragpp::Measure::recall,
                                                                        "recall at k: " + p.get("QUESTIONS")));
     if (p.has("run-dir")) {
@@ -230,7 +285,8 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                  .option("k", "K1,K2,...", "cut-offs of the metrics", "1,3,5,10,20")
                                  .option("passages", "N", "k at which a question is ok or a miss (the passages the model reads)",
                                          "5")
-                                 .option("json", "FILE", "write everything as JSON")
+                                 .flag("json", "print everything as JSON on stdout instead of the text report")
+                                 .option("json-out", "FILE", "write everything as JSON to FILE (beside the text report)")
                                  .option("svg", "FILE", "write a chart of recall at k for each pipeline")
                                  .option("run-dir", "DIR", "write TREC run files (<mode>.run, up to 200 results) and qrels.txt")
                                  .flag("per-question", "print every question even for large sets")

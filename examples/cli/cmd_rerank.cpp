@@ -38,6 +38,8 @@ const cli::Register reg{{"rerank", "score passages for a query with a cross-enco
                                  .option("quantize", "none|int8", "linear layers in float32 or dynamic int8", "none");
                              cli::declare_threads_option(p);
                              p.option("input", "FILE", "read the passages from FILE, one per line (- : standard input)")
+                                 .flag("json", "accepted for symmetry with the other commands: the output is always "
+                                               "JSON lines")
                                  .positional("QUERY", "the query")
                                  .positional("PASSAGE", "the passages to score", cli::optional_many)
                                  .epilog("output: one line per passage, in input order: {\"passage\": ..., \"score\": ...}\n"

@@ -2,6 +2,8 @@
 #include "cli.hpp"
 #include "engine.hpp"
 
+#include <ragpp/filter/filter.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -29,7 +31,10 @@ int run_search(cli::ArgParser& p) {
     const auto mode = cli::parse_mode_or_default(p.get("mode"), engine.config());
     const std::size_t k = p.count("k");
     std::string filter;
-    for (const auto& f : p.all("filter")) filter += (filter.empty() ? "(" : " and (") + f + ")";
+    for (const auto& f : p.all("filter")) {
+        cli::usage_of([&] { return ragpp::parse_filter(f); });  // a bad expression is a usage error
+        filter += (filter.empty() ? "(" : " and (") + f + ")";
+    }
     const auto results = engine.search(p.get("QUERY"), k, mode, filter, reranker);
     const char* names[] = {"bm25", "vector"};
     if (p.has("json")) {

@@ -4,12 +4,18 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/version.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <iomanip>
+#include <map>
+#include <new>
 #include <iostream>
 #include <sstream>
 
@@ -23,6 +29,13 @@ std::vector<Command>& registry() {
 }
 
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+void check_embedder_spec(const std::string& spec) {
+    for (const char* kind : {"model2vec:", "vectors:", "transformer:"})
+        if (spec.starts_with(kind) && spec.size() > std::string_view(kind).size()) return;
+    if (spec == "hashing" || spec.starts_with("hashing:")) return;  // the dimension is checked where it is read
+    throw UsageError("--embedder '" + spec + "' is not hashing, hashing:DIM, model2vec:DIR, vectors:FILE or transformer:DIR");
+}
 
 ArgParser& ArgParser::flag(const std::string& name, const std::string& help) {
     options_.push_back({name, "", help, true, false, std::nullopt});
@@ -123,21 +136,95 @@ std::vector<std::string> ArgParser::all(const std::string& name) const {
     return {};
 }
 
+namespace {
+
+/// The accepted range of every numeric option, by name (one name means one thing in
+/// every subcommand). An option missing here is still bounded: counts by
+/// default_count_limit, numbers by finiteness.
+struct Limit {
+    double min, max;
+    bool min_open = false;  // min itself excluded
+};
+constexpr Limit default_count_limit{0, 1e9};
+const std::map<std::string, Limit>& option_limits() {
+    static const std::map<std::string, Limit> limits{
+        // counts
+        {"k", {1, 100000}},
+        {"passages", {1, 100000}},
+        {"candidates", {1, 1000000}},
+        {"per-source", {0, 1000000}},
+        {"rerank-candidates", {1, 100000}},
+        {"threads", {0, 1024}},
+        {"budget", {1, 100000000}},
+        {"neighbours", {0, 1000}},
+        {"max-neighbours", {0, 100000}},
+        {"max-tokens", {1, 1000000}},
+        {"overlap", {0, 1000000}},
+        // numbers
+        {"k1", {0, 1000}},
+        {"b", {0, 1}},
+        {"delta", {0, 1000}},
+        {"rrf-k", {0, 1e9}},
+        {"rerank-weight", {0, 1e6}},
+        {"min-confidence", {0, 1}},
+        {"relative-floor", {0, 1}},
+        {"target-precision", {0, 1, true}},
+    };
+    return limits;
+}
+
+std::string format_bound(double v) {
+    std::ostringstream o;
+    o << std::setprecision(12) << v;
+    return o.str();
+}
+
+std::string range_text(const Limit& l) {
+    return std::string(l.min_open ? "(" : "[") + format_bound(l.min) + ", " + format_bound(l.max) + "]";
+}
+
+}  // namespace
+
+std::optional<std::string> ArgParser::range(const std::string& name) {
+    const auto& limits = option_limits();
+    if (auto it = limits.find(name); it != limits.end()) return range_text(it->second);
+    return std::nullopt;
+}
+
 double ArgParser::number(const std::string& name) const {
     const std::string v = get(name);
     char* end = nullptr;
     errno = 0;
     const double d = std::strtod(v.c_str(), &end);
-    if (v.empty() || end != v.c_str() + v.size() || errno != 0 || !std::isfinite(d))
+    if (v.empty() || end != v.c_str() + v.size() || std::isnan(d))
         throw UsageError("--" + name + ": '" + v + "' is not a number");
+    const auto& limits = option_limits();
+    const auto it = limits.find(name);
+    if (errno == ERANGE || !std::isfinite(d) ||
+        (it != limits.end() && (d < it->second.min || d > it->second.max || (it->second.min_open && d == it->second.min))))
+        throw UsageError("--" + name + ": " + v + " is out of range" +
+                         (it != limits.end() ? " " + range_text(it->second) : std::string(" (not a finite number)")));
     return d;
 }
 
 std::size_t ArgParser::count(const std::string& name) const {
     const std::string v = get(name);
-    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 18)
-        throw UsageError("--" + name + ": '" + v + "' is not a non-negative integer");
-    return static_cast<std::size_t>(std::stoull(v));
+    const auto& limits = option_limits();
+    const auto it = limits.find(name);
+    const Limit limit = it != limits.end() ? it->second : default_count_limit;
+    const bool negative = !v.empty() && v[0] == '-';
+    const std::string digits = negative ? v.substr(1) : v;
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError("--" + name + ": '" + v + "' is not an integer");
+    // Compared as text first: no conversion can overflow.
+    const auto first = digits.find_first_not_of('0');
+    const std::string significant = first == std::string::npos ? "0" : digits.substr(first);
+    const bool zero = significant == "0";
+    if ((negative && !zero) || significant.size() > 15 ||
+        static_cast<double>(std::stoull(significant)) < limit.min ||
+        static_cast<double>(std::stoull(significant)) > limit.max)
+        throw UsageError("--" + name + ": " + v + " is out of range " + range_text(limit));
+    return static_cast<std::size_t>(std::stoull(significant));
 }
 
 std::string ArgParser::help() const {
@@ -164,6 +251,8 @@ std::string ArgParser::help() const {
         o << "\n      " << s.help;
         if (s.is_repeated) o << " (repeatable)";
         if (s.default_value) o << " [default: " << *s.default_value << "]";
+        if (!s.is_flag)
+            if (auto r = range(s.name)) o << " (range " << *r << ")";
         o << "\n";
     }
     o << "  --help\n      print this help and exit\n";
@@ -222,8 +311,24 @@ int main(int argc, char** argv) {
     } catch (const ragpp::Error& e) {
         std::cerr << "ragpp " << it->name << ": " << e.what() << "\n";
         return 1;
+    } catch (const std::filesystem::filesystem_error& e) {
+        // Not expected (the library names its files in ragpp::IoError), but never a crash.
+        std::cerr << "ragpp " << it->name << ": file system error on '" << e.path1().string() << "'"
+                  << (e.path2().empty() ? std::string() : " and '" + e.path2().string() + "'") << ": "
+                  << e.code().message() << "\n";
+        return 1;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "ragpp " << it->name << ": out of memory (the input or an option asks for more memory than "
+                  << "this machine has)\n";
+        return 1;
+    } catch (const nlohmann::json::exception& e) {
+        std::cerr << "ragpp " << it->name << ": JSON error: " << e.what() << "\n";
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "ragpp " << it->name << ": error: " << e.what() << "\n";
+        return 1;
+    } catch (...) {
+        std::cerr << "ragpp " << it->name << ": unknown error\n";
         return 1;
     }
 }

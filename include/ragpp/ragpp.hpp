@@ -56,6 +56,7 @@
 #include <ragpp/answer/evidence.hpp>
 #include <ragpp/answer/neutralize.hpp>
 
+#include <ragpp/eval/containment.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/evaluate_retriever.hpp>
 #include <ragpp/eval/metrics.hpp>

@@ -37,10 +37,13 @@
 // least `min_cut_tokens` remain, else left out; every later source that fits is still
 // taken. Left-out chunk ids are listed in Evidence::omitted.
 //
-// Versions. Two sources that share a subject (an identifier such as "MX-200" in their
-// title or headings, or the same title and heading path) and whose stamp fields ("date",
-// "version" by default) differ are flagged, so the answer can give both values
-// (a contract saying three months, its later amendment saying two).
+// Versions. Two sources that share a subject and whose stamp fields ("date", "version"
+// by default) differ are flagged, so the answer can give both values (a contract
+// saying three months, its later amendment saying two). Subjects, in this order (a set
+// of sources flagged for a field under one is not flagged again under the next): an
+// identifier such as "MX-200" in their title or headings; the same title and heading
+// path; the same heading path under different titles ("Install > Ports" of the 1.0 and
+// the 2.0 guide); the same section title ("Ports": the section's own heading).
 //
 // Forgery. Passages and citations go through neutralize() (answer/neutralize.hpp): a
 // document cannot write a source marker, a delimiter or an instruction line. Every
@@ -56,6 +59,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -123,6 +127,9 @@ struct EvidenceSource {
     std::string citation;
     /// "Title > Section" alone (neutralised; empty when the chunk has neither).
     std::string heading;
+    /// The section's heading path without the document title (neutralised; empty when
+    /// the chunk has none): its last entry is the section title.
+    std::vector<std::string> heading_path;
     /// The chunks gathered here, in text order; `expanded` marks those added as neighbours.
     std::vector<std::string> chunk_ids;
     std::vector<bool> expanded;
@@ -385,6 +392,10 @@ public:
                 if (auto it = first.metadata.find(f); it != first.metadata.end())
                     src.stamps[f] = neutralize(value_text(it->second), true);
             src.heading = heading_of(first);
+            if (auto hp = first.metadata.find("heading_path"); hp != first.metadata.end())
+                if (const auto* path = std::get_if<std::vector<std::string>>(&hp->second))
+                    for (const auto& h : *path)
+                        if (!h.empty()) src.heading_path.push_back(neutralize(h, true));
             src.citation = neutralize(src.location + (src.heading.empty() ? "" : ", " + src.heading) +
                                           stamps_text(src.stamps),
                                       true);
@@ -451,15 +462,26 @@ private:
 
     [[nodiscard]] std::vector<EvidenceFlag> flags_of(const std::vector<EvidenceSource>& sources) const {
         using namespace detail::evidence;
-        // Subjects of each source: the identifiers of its heading, and the heading itself.
-        std::map<std::string, std::vector<std::size_t>> by_subject;  // subject -> source indexes
+        // Subjects of each source, by kind in the order of the header comment: the
+        // identifiers of its heading, the heading itself, its heading path, its section title.
+        std::array<std::map<std::string, std::vector<std::size_t>>, 4> by_kind;  // subject -> source indexes
         for (std::size_t i = 0; i < sources.size(); ++i) {
-            for (const auto& id : identifiers(sources[i].heading)) by_subject[id].push_back(i);
-            if (!sources[i].heading.empty()) by_subject["heading: " + sources[i].heading].push_back(i);
+            const auto& s = sources[i];
+            for (const auto& id : identifiers(s.heading)) by_kind[0][id].push_back(i);
+            if (!s.heading.empty()) by_kind[1]["\"" + s.heading + "\""].push_back(i);
+            if (s.heading_path.size() > 1) {
+                std::string path;
+                for (const auto& h : s.heading_path) path += (path.empty() ? "" : " > ") + h;
+                by_kind[2]["the section \"" + path + "\""].push_back(i);
+            }
+            if (!s.heading_path.empty()) by_kind[3]["a section \"" + s.heading_path.back() + "\""].push_back(i);
         }
+        std::vector<std::pair<std::string, std::vector<std::size_t>>> subjects;
+        for (auto& by_subject : by_kind)
+            for (auto& entry : by_subject) subjects.emplace_back(entry.first, std::move(entry.second));
         std::vector<EvidenceFlag> out;
         std::set<std::pair<std::vector<std::size_t>, std::string>> done;
-        for (const auto& [subject, idx] : by_subject) {
+        for (const auto& [subject, idx] : subjects) {
             if (idx.size() < 2) continue;
             for (const auto& field : options_.stamp_fields) {
                 std::vector<std::string> values;
@@ -476,7 +498,7 @@ private:
                 if (!done.insert({numbers, field}).second) continue;
                 EvidenceFlag f;
                 f.sources = numbers;
-                f.subject = subject.rfind("heading: ", 0) == 0 ? "\"" + subject.substr(9) + "\"" : subject;
+                f.subject = subject;
                 f.field = field;
                 f.values = values;
                 std::string list, vals;

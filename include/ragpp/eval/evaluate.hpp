@@ -80,6 +80,9 @@ struct QuestionOutcome {
     std::vector<std::string> keys;
     /// 1-based rank of the first relevant entry; 0 when no candidate is relevant.
     std::size_t first_relevant = 0;
+    /// 1-based rank of the first entry whose passage contains the question's reference
+    /// answer (eval/containment.hpp, find_answers); 0 when none does or it was not looked for.
+    std::size_t answer_rank = 0;
     /// Wall time of the whole query and of each stage, in seconds.
     double seconds = 0.0;
     StageTimes stages;
@@ -167,6 +170,34 @@ public:
         return o.first_relevant <= k ? MissStage::none : MissStage::ranking;
     }
 
+    /// Answer containment at k (eval/containment.hpp): the share of the questions with a
+    /// reference answer whose answer occurs in one of the first k ranking entries' passages;
+    /// empty until find_answers() ran, or when no question has an answer.
+    [[nodiscard]] std::optional<double> answer_containment(std::size_t k) const {
+        if (!answers_checked_) return std::nullopt;
+        std::size_t with = 0, found = 0;
+        for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+            if (!questions_[i].answer || questions_[i].answer->empty()) continue;
+            ++with;
+            if (outcomes_[i].answer_rank != 0 && outcomes_[i].answer_rank <= k) ++found;
+        }
+        if (with == 0) return std::nullopt;
+        return static_cast<double>(found) / static_cast<double>(with);
+    }
+    /// Questions with a reference answer.
+    [[nodiscard]] std::size_t questions_with_answer() const {
+        return static_cast<std::size_t>(std::count_if(questions_.begin(), questions_.end(),
+                                                      [](const Question& q) { return q.answer && !q.answer->empty(); }));
+    }
+    /// Sets each question's answer_rank (find_answers in eval/containment.hpp does).
+    void set_answer_ranks(const std::vector<std::size_t>& ranks) {
+        if (ranks.size() != outcomes_.size())
+            throw DimensionError("set_answer_ranks: " + std::to_string(ranks.size()) + " ranks for " +
+                                 std::to_string(outcomes_.size()) + " questions");
+        for (std::size_t i = 0; i < ranks.size(); ++i) outcomes_[i].answer_rank = ranks[i];
+        answers_checked_ = true;
+    }
+
     /// Latency of the whole query, and of each stage by name, over all questions.
     [[nodiscard]] Latency total_latency() const {
         std::vector<double> s;
@@ -191,6 +222,7 @@ private:
     std::string name_;
     QuestionSet questions_;  // a copy: the report stands alone
     std::vector<QuestionOutcome> outcomes_;
+    bool answers_checked_ = false;
 };
 
 /// Maps a candidate list to the question's labels (see the header comment).

@@ -2,9 +2,13 @@
 // Reading question sets from files is in eval/questions.hpp.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <ragpp/chunk/chunk.hpp>  // section_of
@@ -43,6 +47,69 @@ using QuestionSet = std::vector<Question>;
         return digits(rest.substr(0, hash)) && (hash == std::string_view::npos || digits(rest.substr(hash + 1)));
     }
     return false;
+}
+
+/// How the relevance labels of a question set match the chunk ids of a corpus.
+struct LabelCheck {
+    /// Distinct labels of the set.
+    std::size_t labels = 0;
+    /// Labels that match no chunk (they can only be missed), sorted.
+    std::vector<std::string> unmatched;
+    /// Labels rewritten by removing a prefix (see resolve_labels).
+    std::size_t resolved = 0;
+    /// True when the set has labels and none of them matches a chunk.
+    [[nodiscard]] bool none_match() const noexcept { return labels > 0 && unmatched.size() == labels; }
+};
+
+/// Matches every label of `questions` against `chunk_ids` (label_matches). A label
+/// that matches no chunk as written, but does once one of `prefixes` is removed from
+/// its start, is rewritten without it, in every question: labels written relative to
+/// the corpus folder's parent ("notes/errors.md:7" when the chunk ids, relative to the
+/// corpus folder notes, are "errors.md:7") then count. Prefixes are tried in order
+/// (give the longest first); a prefix ends with '/'. O((L + C) log C) for L labels and
+/// C chunk ids, plus the chunk ids each label is a prefix of.
+[[nodiscard]] inline LabelCheck resolve_labels(QuestionSet& questions, std::vector<std::string> chunk_ids,
+                                               const std::vector<std::string>& prefixes = {}) {
+    std::sort(chunk_ids.begin(), chunk_ids.end());
+    auto matches_any = [&](std::string_view label) {
+        // Every chunk id a label matches starts with the label: look from its lower bound.
+        for (auto it = std::lower_bound(chunk_ids.begin(), chunk_ids.end(), label);
+             it != chunk_ids.end() && std::string_view(*it).substr(0, label.size()) == label; ++it)
+            if (label_matches(label, *it)) return true;
+        return false;
+    };
+    std::set<std::string> labels;
+    for (const auto& q : questions)
+        for (const auto& entry : q.relevant) labels.insert(entry.first);
+    LabelCheck check;
+    check.labels = labels.size();
+    std::vector<std::pair<std::string, std::string>> renames;  // label -> label without its prefix
+    for (const auto& label : labels) {
+        if (matches_any(label)) continue;
+        bool renamed = false;
+        for (const auto& prefix : prefixes)
+            if (!prefix.empty() && label.size() > prefix.size() && label.starts_with(prefix) &&
+                matches_any(std::string_view(label).substr(prefix.size()))) {
+                renames.emplace_back(label, label.substr(prefix.size()));
+                renamed = true;
+                break;
+            }
+        if (!renamed) check.unmatched.push_back(label);
+    }
+    check.resolved = renames.size();
+    if (renames.empty()) return check;
+    for (auto& q : questions) {
+        Judgments<std::string> rewritten;
+        for (const auto& [label, grade] : q.relevant) {
+            std::string key = label;
+            for (const auto& rename : renames)
+                if (rename.first == label) key = rename.second;
+            auto [it, fresh] = rewritten.emplace(std::move(key), grade);
+            if (!fresh) it->second = std::max(it->second, grade);  // the same label written both ways
+        }
+        q.relevant = std::move(rewritten);
+    }
+    return check;
 }
 
 }  // namespace ragpp

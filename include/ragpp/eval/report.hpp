@@ -75,6 +75,31 @@ inline std::string lpad(std::string s, std::size_t w) {
     return o.str();
 }
 
+/// Answer containment at each k, one row per pipeline (eval/containment.hpp); empty when
+/// no report has it (no reference answers, or find_answers not run).
+[[nodiscard]] inline std::string format_answer_containment(const std::vector<PipelineReport>& reports,
+                                                           const std::vector<std::size_t>& ks) {
+    if (reports.empty() || ks.empty() || !reports.front().answer_containment(ks.front())) return {};
+    std::ostringstream o;
+    std::size_t w = 8;
+    for (const auto& r : reports) w = std::max(w, r.name().size() + 1);
+    o << "answer containment: share of the " << reports.front().questions_with_answer()
+      << " questions with a reference answer whose answer occurs in the top k passages (case, accents, "
+         "punctuation and spacing folded)\n"
+      << detail::pad("pipeline", w);
+    for (std::size_t k : ks) o << detail::lpad("k=" + std::to_string(k), 8);
+    o << "\n";
+    for (const auto& r : reports) {
+        o << detail::pad(r.name(), w);
+        for (std::size_t k : ks) {
+            const auto v = r.answer_containment(k);
+            o << detail::lpad(v ? detail::fmt("%.4f", *v) : std::string("-"), 8);
+        }
+        o << "\n";
+    }
+    return o.str();
+}
+
 /// Differences of each pipeline with the first one, with paired randomization p-values.
 [[nodiscard]] inline std::string format_comparisons(const std::vector<PipelineReport>& reports,
                                                     const std::vector<std::size_t>& ks, std::size_t trials = 10000) {
@@ -175,6 +200,8 @@ inline std::string lpad(std::string s, std::size_t w) {
                 p["without_relevant"] = s.without_relevant;
             }
         p["metrics"]["mrr"]["all"] = r.summary(Measure::mrr, no_cutoff).mean;
+        for (std::size_t k : ks)
+            if (auto v = r.answer_containment(k)) p["metrics"]["answer_containment"][std::to_string(k)] = *v;
         p["metrics"]["map"]["all"] = r.summary(Measure::map, no_cutoff).mean;
         const auto t = r.total_latency();
         p["latency_ms"]["total"] = {{"p50", t.p50 * 1e3}, {"p95", t.p95 * 1e3}};
@@ -189,6 +216,10 @@ inline std::string lpad(std::string s, std::size_t w) {
             jq["relevant"] = q.relevant;
             jq["status"] = q.relevant.empty() ? "unanswerable" : std::string(miss_stage_name(r.miss(i, miss_k)));
             jq["first_relevant"] = out.first_relevant;
+            if (q.answer && r.answer_containment(ks.empty() ? 1 : ks.back())) {
+                jq["answer"] = *q.answer;
+                jq["answer_rank"] = out.answer_rank;
+            }
             for (std::size_t k : ks)
                 if (auto v = r.value(i, Measure::ndcg, k)) jq["ndcg"][std::to_string(k)] = *v;
             nlohmann::json top = nlohmann::json::array();
