@@ -121,8 +121,8 @@ int run_eval(cli::ArgParser& p) {
 
     const auto questions = ragpp::read_questions(p.get("QUESTIONS"));
     if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
-    auto docs = cli::load_corpus(p.get("CORPUS"), config, progress);
-    const auto engine = cli::Engine::build(std::move(docs), config, progress);
+    const auto engine = cli::Engine::build(p.get("CORPUS"), config, cli::corpus_options(p), progress);
+    const auto principal = cli::principal(p);
 
     const auto unmatched = engine.unmatched_labels(questions);
     if (!unmatched.empty()) {
@@ -154,7 +154,8 @@ int run_eval(cli::ArgParser& p) {
         for (const auto& r : reports)
             if (r.name() == name) throw cli::UsageError("--mode: pipeline '" + name + "' given twice");
         file_names.push_back(file);
-        reports.push_back(engine.evaluate(questions, m, name, progress, mode_rerankers[i], &confidences[i], modes[i].weights));
+        reports.push_back(engine.evaluate(questions, m, name, progress, principal, mode_rerankers[i], &confidences[i],
+                                          modes[i].weights));
     }
 
     std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
@@ -239,6 +240,8 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                              cli::declare_threads_option(p);
                              cli::declare_search_options(p);
                              cli::declare_rerank_options(p);
+                             cli::declare_access_options(p);
+                             cli::declare_corpus_options(p);
                              p.epilog("Figures equal trec_eval's on the --run-dir files: trec_eval -c -m ndcg_cut -m recall "
                                       "-m recip_rank DIR/qrels.txt DIR/hybrid.run (run scores are rank-based so that "
                                       "trec_eval keeps our tie order).");

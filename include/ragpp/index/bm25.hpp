@@ -715,6 +715,15 @@ public:
         const auto id = dict_.find(term);
         return id == dict_.npos ? 0 : terms_[id].postings.size();
     }
+    /// The idf of `term` (an index term) as this index's variant scores it now (the table at
+    /// the top; rank_bm25_okapi's floor included); 0 for a term no live document contains.
+    [[nodiscard]] double idf(std::string_view term) const {
+        const std::size_t df = document_frequency(term);
+        if (df == 0) return 0.0;
+        double w = bm25_idf(params_.variant, static_cast<double>(live_count_), static_cast<double>(df));
+        if (params_.variant == BM25Variant::rank_bm25_okapi && w < 0.0) w = params_.epsilon * okapi_mean_idf();
+        return w;
+    }
     /// The frequency of `term` in document `id` (0 when absent).
     [[nodiscard]] std::uint32_t term_frequency(std::string_view term, DocId id) const {
         const auto tid = dict_.find(term);
