@@ -1,57 +1,562 @@
 // ragpp: an index folder whose parts are replaced atomically, as a whole.
 //
-// (declarations first; the implementation follows in the next commit)
+// A folder `dir` holds generations: sub-folders "gen-NNNNNN", each with its parts (any
+// files: bm25.idx, documents.jsonl, ...) and a manifest "generation.json" listing every
+// part with its size and FNV-1a-64 checksum (detail/hash.hpp) plus the caller's `info`.
+// The file "CURRENT" names the current generation and the size and checksum of its
+// manifest:
+//
+//     ragpp-generations 1
+//     gen-000007 1234 0123456789abcdef
+//
+// A GenerationWriter writes a new generation in "gen-NNNNNN.partial" beside the current
+// one; commit() fsyncs every part, writes and fsyncs the manifest, renames the folder to
+// "gen-NNNNNN", fsyncs `dir`, then switches with ONE rename of "CURRENT.tmp-<pid>" over
+// "CURRENT" (and fsyncs `dir` again). Until that rename a reader opens the old
+// generation, after it the new one; never a mix, since a reader follows only CURRENT and
+// every name a manifest lists lives in that manifest's folder. A kill -9 at any instant
+// or a full disk (any write failing with ENOSPC or EFBIG) therefore leaves `dir` opening
+// as the old or the new generation. This is the design of LevelDB's CURRENT file and of
+// Git's "write the objects, then move the ref" (cited for the idea; no code taken).
+//
+// Cleaning: after the switch, commit() removes generations other than the new one and
+// the one that was current before it, leftover partial folders and pointer tmp files.
+// The previous generation is kept until the next commit, so a reader that opened it
+// just before the switch can still read its parts; open_generation() retries when a
+// commit removes the generation it was checking. A reader that keeps reading part files
+// after opening must finish before the second next commit (or copy what it needs, as
+// ragpp's loaders do: they read each part whole).
+//
+// One writer at a time: a GenerationWriter holds an exclusive flock on "LOCK" in `dir`
+// from its construction to its destruction (released by the kernel if the process
+// dies); a second writer gets an IoError. Readers take no lock.
+//
+// Old layout: an index folder written by ragpp before generations (a top-level
+// manifest.json of format "ragpp-index", version 1) is refused by open_generation() with
+// a FormatError asking to rebuild it; the first commit into such a folder removes its
+// files (manifest.json, documents.jsonl, bm25.idx, vector.idx) once the switch is done.
 #pragma once
 
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
+
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/file_io.hpp>
+#include <ragpp/detail/hash.hpp>
 
 namespace ragpp {
 
-/// One part of a generation: its file name (no '/'), size and FNV-1a-64 checksum.
+/// One part of a generation: its file name (no '/'), size in bytes and FNV-1a-64
+/// checksum of its content (detail::fnv1a64).
 struct GenerationPart {
     std::string name;
     std::uint64_t size = 0;
     std::uint64_t checksum = 0;
 };
 
-/// Writes a new generation of the folder `dir` beside the current one; nothing is
-/// visible until commit().
-class GenerationWriter {
-public:
-    explicit GenerationWriter(std::filesystem::path dir) : dir_(std::move(dir)) { throw UnsupportedError("not yet"); }
-    GenerationWriter(const GenerationWriter&) = delete;
-    GenerationWriter& operator=(const GenerationWriter&) = delete;
-    ~GenerationWriter() = default;
+namespace detail::generations {
 
-    /// Where to write part `name`.
-    [[nodiscard]] std::filesystem::path path(std::string_view name) const { return partial_ / name; }
-    /// Writes part `name` with `bytes`.
-    void write(std::string_view, std::string_view) { throw UnsupportedError("not yet"); }
-    /// Makes the generation current; returns its number.
-    std::uint64_t commit(const nlohmann::json&) { throw UnsupportedError("not yet"); }
+inline constexpr std::string_view pointer_name = "CURRENT";
+inline constexpr std::string_view pointer_magic = "ragpp-generations 1";
+inline constexpr std::string_view manifest_name = "generation.json";
+inline constexpr std::string_view lock_name = "LOCK";
+inline constexpr std::string_view manifest_format = "ragpp-generation";
+inline constexpr int manifest_version = 1;
+// The files of the layout before generations (examples/cli/engine.cpp, version 1).
+inline constexpr std::string_view legacy_files[] = {"manifest.json", "documents.jsonl", "bm25.idx", "vector.idx"};
 
-private:
-    std::filesystem::path dir_;
-    std::filesystem::path partial_;
+/// Testing only: when set, commit() calls it with the name of each step it has just
+/// done ("parts", "manifest", "renamed", "pointer", "switched"), so that a test can kill
+/// the process or throw at every step. Never set by ragpp.
+inline void (*commit_hook)(std::string_view step) = nullptr;
+inline void step(std::string_view name) {
+    if (commit_hook) commit_hook(name);
+}
+
+[[nodiscard]] inline std::string folder_name(std::uint64_t generation) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "gen-%06llu", static_cast<unsigned long long>(generation));
+    return buf;
+}
+
+[[nodiscard]] inline std::optional<std::uint64_t> parse_number(std::string_view s) {
+    if (s.empty() || s.size() > 19) return std::nullopt;
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+    return v;
+}
+
+/// The generation number of a folder name "gen-N" (or "gen-N.partial" when `partial`).
+[[nodiscard]] inline std::optional<std::uint64_t> parse_folder(std::string_view name, bool partial) {
+    constexpr std::string_view suffix = ".partial";
+    if (!name.starts_with("gen-")) return std::nullopt;
+    name.remove_prefix(4);
+    if (partial) {
+        if (!name.ends_with(suffix)) return std::nullopt;
+        name.remove_suffix(suffix.size());
+    }
+    return parse_number(name);
+}
+
+/// A part name is one plain file name: not empty, no '/', no NUL, not "." or "..", not
+/// the manifest's name, at most 255 bytes.
+inline void check_part_name(std::string_view name, const char* who) {
+    const bool bad = name.empty() || name.size() > 255 || name == "." || name == ".." || name == manifest_name ||
+                     name.find('/') != std::string_view::npos || name.find('\0') != std::string_view::npos;
+    if (bad)
+        throw InvalidArgument(std::string(who) + ": part name '" + std::string(name) +
+                              "' must be a plain file name (no '/', not '.', '..' or '" + std::string(manifest_name) + "')");
+}
+
+/// What CURRENT says.
+struct Pointer {
+    std::uint64_t generation = 0;
+    std::uint64_t manifest_size = 0;
+    std::uint64_t manifest_checksum = 0;
+    friend bool operator==(const Pointer&, const Pointer&) = default;
 };
 
+[[nodiscard]] inline std::string pointer_text(const Pointer& p) {
+    return std::string(pointer_magic) + "\n" + folder_name(p.generation) + " " + std::to_string(p.manifest_size) + " " +
+           hex64(p.manifest_checksum) + "\n";
+}
+
+[[nodiscard]] inline Pointer parse_pointer(std::string_view text, const std::filesystem::path& file) {
+    auto bad = [&](const std::string& why) {
+        return FormatError("'" + file.string() + "' is not a ragpp generation pointer (" + why + ")");
+    };
+    if (!text.starts_with(pointer_magic) || text.size() <= pointer_magic.size() || text[pointer_magic.size()] != '\n')
+        throw bad("wrong first line");
+    text.remove_prefix(pointer_magic.size() + 1);
+    if (!text.ends_with('\n')) throw bad("truncated");
+    text.remove_suffix(1);
+    const auto sp1 = text.find(' ');
+    const auto sp2 = sp1 == std::string_view::npos ? sp1 : text.find(' ', sp1 + 1);
+    if (sp2 == std::string_view::npos) throw bad("expected 'gen-N size checksum'");
+    const auto gen = parse_folder(text.substr(0, sp1), false);
+    const auto size = parse_number(text.substr(sp1 + 1, sp2 - sp1 - 1));
+    const auto sum = detail::parse_hex64(text.substr(sp2 + 1));
+    if (!gen || !size || !sum) throw bad("expected 'gen-N size checksum'");
+    return {*gen, *size, *sum};
+}
+
+/// CURRENT of `dir`, or nullopt when there is none (IoError when it cannot be read,
+/// FormatError when it is malformed).
+[[nodiscard]] inline std::optional<Pointer> read_pointer(const std::filesystem::path& dir) {
+    const auto file = dir / pointer_name;
+    std::string text;
+    try {
+        text = read_small_file(file);
+    } catch (const IoError&) {
+        std::error_code ec;
+        if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return std::nullopt;
+        throw;
+    }
+    return parse_pointer(text, file);
+}
+
+/// The exclusive lock of a folder's writer: flock on `dir`/LOCK.
+class FolderLock {
+public:
+    /// Throws IoError when the lock is held by another writer (or cannot be taken),
+    /// unless `try_only`: then owns() says whether it was taken.
+    FolderLock(const std::filesystem::path& dir, bool try_only) {
+        const auto file = dir / lock_name;
+        int fd;
+        do fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        while (fd < 0 && errno == EINTR);
+        if (fd < 0) {
+            if (try_only) return;
+            throw io_error("create the lock file", file, errno);
+        }
+        UniqueFd f(fd);
+        int r;
+        do r = ::flock(f.get(), LOCK_EX | LOCK_NB);
+        while (r != 0 && errno == EINTR);
+        if (r != 0) {
+            if (try_only) return;
+            if (errno == EWOULDBLOCK)
+                throw IoError("'" + dir.string() + "' is being written by another GenerationWriter (its LOCK is held)");
+            throw io_error("lock", file, errno);
+        }
+        fd_ = std::move(f);
+    }
+    [[nodiscard]] bool owns() const noexcept { return static_cast<bool>(fd_); }
+
+private:
+    UniqueFd fd_;  // closing it releases the lock
+};
+
+/// Removes, best effort, every entry of `dir` that ragpp's generations own and that is
+/// neither generation `keep1` nor `keep2`: other "gen-N" folders, "gen-N.partial"
+/// folders, "CURRENT.tmp-*" files and, when `legacy`, the files of the old layout.
+/// Returns the number of entries removed. Never throws.
+inline std::size_t remove_leftovers(const std::filesystem::path& dir, std::optional<std::uint64_t> keep1,
+                                    std::optional<std::uint64_t> keep2, bool legacy) noexcept {
+    namespace fs = std::filesystem;
+    std::size_t removed = 0;
+    try {
+        std::error_code ec;
+        std::vector<fs::path> doomed;
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            bool remove = parse_folder(name, true).has_value() ||
+                          name.starts_with(std::string(pointer_name) + ".tmp-");
+            if (const auto g = parse_folder(name, false)) remove = g != keep1 && g != keep2;
+            if (legacy)
+                for (auto f : legacy_files)
+                    remove = remove || name == f || name.starts_with(std::string(f) + ".tmp");
+            if (remove) doomed.push_back(it->path());
+        }
+        for (const auto& p : doomed) {
+            std::error_code rec;
+            if (fs::remove_all(p, rec) != static_cast<std::uintmax_t>(-1) && !rec) ++removed;
+        }
+    } catch (...) {
+        // best effort: a failure to clean is not an error
+    }
+    return removed;
+}
+
+/// Whether `dir` holds an index of the layout before generations.
+[[nodiscard]] inline std::optional<int> legacy_version(const std::filesystem::path& dir) {
+    const auto file = dir / "manifest.json";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
+    try {
+        const auto j = nlohmann::json::parse(read_small_file(file));
+        if (j.is_object() && j.value("format", std::string()) == "ragpp-index")
+            return j.contains("version") && j["version"].is_number_integer() ? j["version"].get<int>() : 0;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+
+}  // namespace detail::generations
+
+/// Writes a new generation of the folder `dir` beside the current one; nothing is
+/// visible until commit(). Not copyable; one writer per folder at a time (see above).
+class GenerationWriter {
+public:
+    /// Creates `dir` if needed, takes its writer lock and creates the new generation's
+    /// folder "gen-NNNNNN.partial" (N one more than any generation present). IoError
+    /// when `dir` cannot be created or another writer holds the lock.
+    explicit GenerationWriter(std::filesystem::path dir) : dir_(std::move(dir)) {
+        namespace fs = std::filesystem;
+        namespace g = detail::generations;
+        std::error_code ec;
+        fs::create_directories(dir_, ec);
+        if (ec) throw IoError("cannot create the index folder '" + dir_.string() + "': " + ec.message());
+        lock_.emplace(dir_, false);
+        try {
+            previous_ = g::read_pointer(dir_).value_or(g::Pointer{}).generation;
+            if (*previous_ == 0) previous_.reset();
+        } catch (const Error&) {
+            previous_.reset();  // an unreadable pointer: the new generation replaces it
+        }
+        std::uint64_t top = previous_.value_or(0);
+        for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+            const auto name = it->path().filename().string();
+            if (auto n = g::parse_folder(name, false)) top = std::max(top, *n);
+            if (auto n = g::parse_folder(name, true)) top = std::max(top, *n);
+        }
+        if (ec) throw IoError("cannot list the index folder '" + dir_.string() + "': " + ec.message());
+        generation_ = top + 1;
+        partial_ = dir_ / (g::folder_name(generation_) + ".partial");
+        if (::mkdir(partial_.c_str(), 0755) != 0) throw detail::io_error("create", partial_, errno);
+    }
+    GenerationWriter(const GenerationWriter&) = delete;
+    GenerationWriter& operator=(const GenerationWriter&) = delete;
+
+    /// Without a successful commit(): removes the new generation's folder; the current
+    /// generation is untouched.
+    ~GenerationWriter() {
+        if (committed_) return;
+        std::error_code ec;
+        std::filesystem::remove_all(renamed_ ? dir_ / detail::generations::folder_name(generation_) : partial_, ec);
+        if (!pointer_tmp_.empty()) std::filesystem::remove(pointer_tmp_, ec);
+    }
+
+    /// The number the generation will have once committed.
+    [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
+
+    /// Where to write part `name` (a plain file name): the caller may write the file
+    /// itself, e.g. BM25Index::save(w.path("bm25.idx")). InvalidArgument on a bad name.
+    [[nodiscard]] std::filesystem::path path(std::string_view name) const {
+        detail::generations::check_part_name(name, "GenerationWriter::path");
+        return partial_ / std::string(name);
+    }
+
+    /// Writes part `name` with `bytes` (replacing a part of that name). IoError naming the
+    /// file when the write fails (the part is then absent; the writer stays usable).
+    void write(std::string_view name, std::string_view bytes) {
+        check_open("write");
+        detail::write_whole_file(path(name), bytes, false);
+    }
+
+    /// Makes the generation current (see the header comment for the steps) and returns
+    /// its number. `info` is stored in the manifest and returned by open_generation().
+    /// InvalidArgument when a file in the generation's folder is not a regular file or
+    /// when called twice; IoError when a write, fsync or rename fails: then nothing
+    /// changed (the current generation is still current) and this writer is spent.
+    std::uint64_t commit(const nlohmann::json& info) {
+        namespace fs = std::filesystem;
+        namespace g = detail::generations;
+        check_open("commit");
+        failed_ = true;  // until the switch succeeds
+        // 1. every part: fsync'ed, sized, checksummed.
+        std::vector<GenerationPart> parts;
+        std::error_code ec;
+        for (fs::directory_iterator it(partial_, ec), end; !ec && it != end; it.increment(ec)) {
+            const auto name = it->path().filename().string();
+            if (name == g::manifest_name) continue;
+            std::error_code sec;
+            if (!fs::is_regular_file(it->symlink_status(sec)))
+                throw InvalidArgument("GenerationWriter::commit: '" + it->path().string() + "' is not a regular file");
+            parts.push_back({name, 0, 0});
+        }
+        if (ec) throw IoError("cannot list '" + partial_.string() + "': " + ec.message());
+        std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+        for (auto& part : parts) {
+            const auto file = partial_ / part.name;
+            const auto fd = detail::open_for_reading(file);
+            const auto h = detail::hash_fd(fd.get(), file);
+            if (::fsync(fd.get()) != 0) throw detail::io_error("fsync", file, errno);
+            part.size = h.size;
+            part.checksum = h.hash;
+        }
+        g::step("parts");
+        // 2. the manifest, then the folder's entries, made durable.
+        nlohmann::json m{{"format", g::manifest_format}, {"version", g::manifest_version}, {"generation", generation_}};
+        m["parts"] = nlohmann::json::array();
+        for (const auto& p : parts) m["parts"].push_back({{"name", p.name}, {"size", p.size}, {"fnv1a64", detail::hex64(p.checksum)}});
+        m["info"] = info;
+        std::string text;
+        try {
+            text = m.dump(1) + "\n";
+        } catch (const nlohmann::json::exception& e) {
+            throw InvalidArgument(std::string("GenerationWriter::commit: info cannot be written as JSON: ") + e.what());
+        }
+        detail::write_whole_file(partial_ / g::manifest_name, text, true);
+        detail::fsync_path(partial_);
+        g::step("manifest");
+        // 3. the complete generation gets its final name.
+        const auto final_dir = dir_ / g::folder_name(generation_);
+        if (::rename(partial_.c_str(), final_dir.c_str()) != 0) throw detail::io_error("rename", partial_, errno);
+        renamed_ = true;
+        detail::fsync_path(dir_);
+        g::step("renamed");
+        // 4. the switch: one rename of the pointer.
+        const g::Pointer pointer{generation_, text.size(), detail::fnv1a64(text)};
+        pointer_tmp_ = dir_ / (std::string(g::pointer_name) + ".tmp-" + std::to_string(::getpid()));
+        detail::write_whole_file(pointer_tmp_, g::pointer_text(pointer), true);
+        g::step("pointer");
+        const auto pointer_file = dir_ / g::pointer_name;
+        if (::rename(pointer_tmp_.c_str(), pointer_file.c_str()) != 0) throw detail::io_error("rename", pointer_tmp_, errno);
+        committed_ = true;
+        failed_ = false;
+        pointer_tmp_.clear();
+        // From here the new generation is current: nothing may throw.
+        try {
+            detail::fsync_path(dir_);
+        } catch (const Error&) {
+            // the switch is visible; only its durability across a power cut is uncertain
+        }
+        g::step("switched");
+        g::remove_leftovers(dir_, generation_, previous_, true);
+        return generation_;
+    }
+
+private:
+    void check_open(const char* what) const {
+        if (committed_) throw InvalidArgument(std::string("GenerationWriter::") + what + ": the generation is already committed");
+        if (failed_) throw InvalidArgument(std::string("GenerationWriter::") + what + ": a previous commit failed; start a new writer");
+    }
+
+    std::filesystem::path dir_;
+    std::optional<detail::generations::FolderLock> lock_;
+    std::optional<std::uint64_t> previous_;  // the generation current when the writer was made
+    std::uint64_t generation_ = 0;
+    std::filesystem::path partial_;
+    std::filesystem::path pointer_tmp_;
+    bool renamed_ = false;
+    bool committed_ = false;
+    bool failed_ = false;
+};
+
+/// The current generation of an index folder, as open_generation() found it.
 struct OpenedGeneration {
     std::filesystem::path dir;  // the generation's folder: read parts from dir / name
     std::uint64_t generation = 0;
     nlohmann::json info;        // what commit() was given
     std::vector<GenerationPart> parts;
+
+    /// The part called `name`, or nullptr.
+    [[nodiscard]] const GenerationPart* part(std::string_view name) const {
+        for (const auto& p : parts)
+            if (p.name == name) return &p;
+        return nullptr;
+    }
 };
 
-inline OpenedGeneration open_generation(const std::filesystem::path&, bool = true) { throw UnsupportedError("not yet"); }
+namespace detail::generations {
 
-inline std::size_t clean_generations(const std::filesystem::path&) { throw UnsupportedError("not yet"); }
+/// One attempt of open_generation() at the generation `pointer` names.
+inline OpenedGeneration open_at(const std::filesystem::path& dir, const Pointer& pointer, bool verify) {
+    namespace fs = std::filesystem;
+    OpenedGeneration out;
+    out.generation = pointer.generation;
+    out.dir = dir / folder_name(pointer.generation);
+    const std::string where = "generation " + std::to_string(pointer.generation) + " of '" + dir.string() + "'";
+    const auto manifest_file = out.dir / manifest_name;
+    std::string text;
+    try {
+        text = read_small_file(manifest_file);
+    } catch (const IoError& e) {
+        throw FormatError(where + ": its manifest '" + manifest_file.string() + "' cannot be read (" + e.what() + ")");
+    }
+    if (text.size() != pointer.manifest_size || fnv1a64(text) != pointer.manifest_checksum)
+        throw FormatError(where + ": its manifest '" + manifest_file.string() + "' does not match " +
+                          std::string(pointer_name) + " (size or checksum differ: corrupted)");
+    nlohmann::json m;
+    try {
+        m = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw FormatError(where + ": '" + manifest_file.string() + "' is not JSON: " + e.what());
+    }
+    auto field = [&](const char* name) -> const nlohmann::json& {
+        if (!m.is_object() || !m.contains(name))
+            throw FormatError(where + ": '" + manifest_file.string() + "' has no field '" + name + "'");
+        return m[name];
+    };
+    if (field("format") != manifest_format || field("version") != manifest_version)
+        throw FormatError(where + ": '" + manifest_file.string() + "' is not a version " + std::to_string(manifest_version) +
+                          " " + std::string(manifest_format) + " manifest");
+    if (field("generation") != pointer.generation)
+        throw FormatError(where + ": '" + manifest_file.string() + "' belongs to another generation");
+    out.info = field("info");
+    const auto& parts = field("parts");
+    if (!parts.is_array()) throw FormatError(where + ": field 'parts' of '" + manifest_file.string() + "' is not an array");
+    std::set<std::string, std::less<>> seen;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const auto& p = parts[i];
+        const std::string at = where + ": parts[" + std::to_string(i) + "] of '" + manifest_file.string() + "'";
+        if (!p.is_object() || !p.contains("name") || !p["name"].is_string() || !p.contains("size") ||
+            !p["size"].is_number_unsigned() || !p.contains("fnv1a64") || !p["fnv1a64"].is_string())
+            throw FormatError(at + " needs 'name' (string), 'size' (unsigned) and 'fnv1a64' (16 hex digits)");
+        GenerationPart part{p["name"].get<std::string>(), p["size"].get<std::uint64_t>(), 0};
+        const auto sum = detail::parse_hex64(p["fnv1a64"].get<std::string>());
+        if (!sum) throw FormatError(at + ": field 'fnv1a64' is not 16 hex digits");
+        part.checksum = *sum;
+        try {
+            check_part_name(part.name, "open_generation");
+        } catch (const InvalidArgument&) {
+            throw FormatError(at + ": part name '" + part.name + "' is not a plain file name");
+        }
+        if (!seen.insert(part.name).second) throw FormatError(at + ": part '" + part.name + "' is listed twice");
+        out.parts.push_back(std::move(part));
+    }
+    for (const auto& part : out.parts) {
+        const auto file = out.dir / part.name;
+        const std::string which = where + ": part '" + part.name + "' ('" + file.string() + "')";
+        std::error_code ec;
+        const auto st = fs::symlink_status(file, ec);
+        if (ec || !fs::exists(st)) throw FormatError(which + " is missing");
+        if (!fs::is_regular_file(st)) throw FormatError(which + " is not a regular file");
+        const auto size = fs::file_size(file, ec);
+        if (ec) throw FormatError(which + " cannot be read: " + ec.message());
+        if (size != part.size)
+            throw FormatError(which + " has " + std::to_string(size) + " bytes, the manifest says " +
+                              std::to_string(part.size) + " (truncated or replaced)");
+        if (verify) {
+            SizedHash h;
+            try {
+                const auto fd = open_for_reading(file);
+                h = hash_fd(fd.get(), file);
+            } catch (const IoError& e) {
+                throw FormatError(which + " cannot be read: " + e.what());
+            }
+            if (h.size != part.size || h.hash != part.checksum)
+                throw FormatError(which + ": checksum mismatch (the file is corrupted)");
+        }
+    }
+    return out;
+}
+
+}  // namespace detail::generations
+
+/// Opens the current generation of `dir`: reads CURRENT, checks the manifest against it,
+/// and checks that every part listed exists with its size and (when `verify_checksums`)
+/// its checksum. Throws NotFoundError when `dir` holds no index, FormatError naming the
+/// part and the folder when a part is missing, truncated or corrupted, or when `dir`
+/// holds an index of the layout before generations ("... built by an older ragpp:
+/// rebuild it with ragpp index --rebuild"), IoError when CURRENT cannot be read. When a
+/// concurrent commit removes the generation being checked, it retries on the new one.
+inline OpenedGeneration open_generation(const std::filesystem::path& dir, bool verify_checksums = true) {
+    namespace fs = std::filesystem;
+    namespace g = detail::generations;
+    std::error_code ec;
+    const auto st = fs::status(dir, ec);
+    if (!fs::exists(st)) throw NotFoundError("no ragpp index in '" + dir.string() + "': the folder does not exist");
+    if (!fs::is_directory(st)) throw NotFoundError("no ragpp index in '" + dir.string() + "': it is not a folder");
+    for (int attempt = 0;; ++attempt) {
+        const auto pointer = g::read_pointer(dir);
+        if (!pointer) {
+            if (const auto v = g::legacy_version(dir))
+                throw FormatError("'" + dir.string() + "' holds an index (manifest.json, format version " + std::to_string(*v) +
+                                  ") built by an older ragpp: rebuild it with ragpp index --rebuild");
+            throw NotFoundError("no ragpp index in '" + dir.string() + "' (no " + std::string(g::pointer_name) + " file)");
+        }
+        try {
+            return g::open_at(dir, *pointer, verify_checksums);
+        } catch (const FormatError&) {
+            // A commit may have switched and removed this generation meanwhile: retry
+            // on the new one; otherwise the folder really is damaged.
+            std::optional<g::Pointer> now;
+            try {
+                now = g::read_pointer(dir);
+            } catch (const Error&) {
+            }
+            if (attempt >= 16 || !now || *now == *pointer) throw;
+        }
+    }
+}
+
+/// Removes everything in `dir` that ragpp's generations own and that is not the current
+/// generation (the previous one included: call it when no reader may still read it),
+/// i.e. leftovers of killed saves, and the files of the old layout. Does nothing when
+/// `dir` has no valid CURRENT or while a writer holds the folder's lock. Returns the
+/// number of entries removed; never throws for a failure to remove.
+inline std::size_t clean_generations(const std::filesystem::path& dir) {
+    namespace g = detail::generations;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return 0;
+    const g::FolderLock lock(dir, true);
+    if (!lock.owns()) return 0;
+    std::optional<g::Pointer> pointer;
+    try {
+        pointer = g::read_pointer(dir);
+    } catch (const Error&) {
+        return 0;
+    }
+    if (!pointer) return 0;
+    return g::remove_leftovers(dir, pointer->generation, std::nullopt, true);
+}
 
 }  // namespace ragpp
