@@ -652,7 +652,7 @@ TEST_CASE("sources: size and mtime decide without reading, unless the record is 
     CHECK(ragpp::check_source(tmp.path, rec) == ragpp::Freshness::deleted);
 }
 
-TEST_CASE("sources: hash_file reads in blocks and equals source_hash; errors name the file", "[sources]") {
+TEST_CASE("sources: hash_file reads in blocks and equals source_hash, errors name the file", "[sources]") {
     ragpp_test::TempDir tmp;
     std::string big(200'000, '\0');
     for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 31 % 251);
