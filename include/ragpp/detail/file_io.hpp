@@ -77,7 +77,7 @@ private:
 }
 
 /// Opens `p` for reading; IoError naming it otherwise.
-[[nodiscard]] inline UniqueFd open_for_reading(const std::filesystem::path& p) {
+[[nodiscard]] inline UniqueFd open_fd_for_reading(const std::filesystem::path& p) {
     int fd;
     do fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
     while (fd < 0 && errno == EINTR);
@@ -116,7 +116,7 @@ struct SizedHash {
 
 /// The whole content of a (small) file, read in blocks; IoError naming it.
 [[nodiscard]] inline std::string read_small_file(const std::filesystem::path& p) {
-    const auto fd = open_for_reading(p);
+    const auto fd = open_fd_for_reading(p);
     std::string bytes;
     for_each_block(fd.get(), p, [&](const char* d, std::size_t n) { bytes.append(d, n); });
     return bytes;
@@ -125,7 +125,7 @@ struct SizedHash {
 /// fsync of a file or a folder (a folder: so that the names created or renamed in it
 /// survive a power cut). IoError naming it.
 inline void fsync_path(const std::filesystem::path& p) {
-    const auto fd = open_for_reading(p);
+    const auto fd = open_fd_for_reading(p);
     if (::fsync(fd.get()) != 0) throw io_error("fsync", p, errno);
 }
 

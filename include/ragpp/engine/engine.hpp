@@ -56,19 +56,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -77,6 +77,7 @@
 #include <ragpp/chunk/chunker.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/file_io.hpp>
 #include <ragpp/embed/dispatch.hpp>
 #include <ragpp/engine/config.hpp>
 #include <ragpp/embed/embedder.hpp>
@@ -109,15 +110,6 @@ namespace detail::engine {
 inline thread_local double analysis_seconds = 0;
 inline thread_local double embedding_seconds = 0;
 using Clock = std::chrono::steady_clock;
-
-[[nodiscard]] inline std::string read_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw IoError("cannot open '" + p.string() + "' for reading");
-    std::ostringstream s;
-    s << in.rdbuf();
-    if (in.bad()) throw IoError("cannot read '" + p.string() + "'");
-    return s.str();
-}
 }  // namespace detail::engine
 
 /// An analyzer chosen by name (text/analyzer.hpp's with_analyzer), type-erased.
@@ -658,13 +650,15 @@ private:
             return rerank(reranker, query, std::move(results), k);
         }
 
-        /// The chunks of one file of a folder corpus.
-        [[nodiscard]] std::vector<Document> chunk_file(const SourceFile& f) const {
-            std::vector<Document> out;
-            for (const auto& chunk : chunk_document(Document{f.path, detail::engine::read_file(f.absolute), {}},
-                                                    docs->options().chunking))
-                out.push_back(document_with_raw_offset(chunk));  // the evidence quotes the raw span
-            return out;
+        /// Chunks one file of a folder corpus into the engine; records it in the manifest.
+        void index_file(const SourceFile& f) {
+            Document source{f.path, detail::read_small_file(f.absolute), {}};
+            const std::uint64_t hash = source_hash(source.text);
+            std::vector<Document> chunks;
+            for (const auto& chunk : chunk_document(source, docs->options().chunking))
+                chunks.push_back(document_with_raw_offset(chunk));  // the evidence quotes the raw span
+            const auto ids = docs->update_chunks(f.path, std::move(chunks));
+            manifest.replace(make_source_record(f, hash, chunk_keys(ids)));
         }
 
         /// The documents of a single-file corpus (.jsonl, or BEIR's corpus.jsonl).
@@ -695,10 +689,10 @@ private:
             return docs;
         }
 
-        [[nodiscard]] static SourceRecord record_of(const SourceFile& f, const std::vector<DocId>& ids, const Documents& d) {
-            SourceRecord rec{f.path, f.size, f.mtime_ns, hash_file(f.absolute), {}, f.scanned_ns};
-            for (DocId id : ids) rec.chunks.push_back(d.retriever().document(id)->id);
-            return rec;
+        [[nodiscard]] std::vector<std::string> chunk_keys(const std::vector<DocId>& ids) const {
+            std::vector<std::string> keys;
+            for (DocId id : ids) keys.push_back(docs->retriever().document(id)->id);
+            return keys;
         }
 
         /// Builds (counts == null) or syncs the engine from `corpus`. Works on a copy of
@@ -738,22 +732,20 @@ private:
             if (kind != "folder") {
                 // A single-file corpus is one source: re-read whole when it changed.
                 const fs::path abs = root / file;
-                // scanned_ns -1: check_source re-hashes it whenever asked (never trusts its mtime).
-                SourceFile f{file.generic_string(), abs, fs::file_size(abs, ec), 0, -1};
-                if (ec) throw IoError("cannot read '" + abs.string() + "': " + ec.message());
-                const auto mtime = fs::last_write_time(abs, ec);
-                if (ec) throw IoError("cannot read '" + abs.string() + "': " + ec.message());
-                f.mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                 std::chrono::file_clock::to_sys(mtime).time_since_epoch())
-                                 .count();
+                const std::int64_t scanned = detail::corpus::file_clock_now();
+                struct stat st {};
+                if (::stat(abs.c_str(), &st) != 0) throw IoError("cannot read '" + abs.string() + "'");
+                const SourceFile f{file.generic_string(), abs, static_cast<std::uint64_t>(st.st_size),
+                                   detail::corpus::ns_of(st.st_mtim), scanned};
                 const SourceRecord* old = manifest.find(f.path);
                 if (old && check_source(root, *old) == Freshness::fresh) {
                     c.unchanged = 1;
                 } else {
+                    const std::uint64_t hash = hash_file(abs);
                     auto documents = read_jsonl(abs, kind == "beir");
                     if (progress) progress("indexing", 0, documents.size());
                     const auto ids = docs->update_chunks(f.path, std::move(documents));
-                    manifest.replace(record_of(f, ids, *docs));
+                    manifest.replace(make_source_record(f, hash, chunk_keys(ids)));
                     (old ? c.changed : c.added) = 1;
                     if (progress) progress("indexing", ids.size(), ids.size());
                 }
@@ -771,19 +763,11 @@ private:
                 const std::size_t todo = diff.added.size() + diff.changed.size();
                 for (const auto* list : {&diff.changed, &diff.added})
                     for (const auto& f : *list) {
-                        const auto ids = docs->update_chunks(f.path, chunk_file(f));
-                        manifest.replace(record_of(f, ids, *docs));
+                        index_file(f);
                         if (progress) progress("indexing", ++done, todo);
                     }
                 // Unchanged but touched files: record the new size and mtime (no re-hash next time).
-                for (const auto& f : diff.touched)
-                    if (const SourceRecord* rec = manifest.find(f.path)) {
-                        SourceRecord r = *rec;
-                        r.size = f.size;
-                        r.mtime_ns = f.mtime_ns;
-                        r.scanned_ns = f.scanned_ns;
-                        manifest.replace(std::move(r));
-                    }
+                for (const auto& f : diff.touched) manifest.refresh(f);
                 c.added = diff.added.size();
                 c.changed = diff.changed.size();
                 c.removed = diff.removed.size();

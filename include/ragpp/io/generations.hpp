@@ -335,7 +335,7 @@ public:
         std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
         for (auto& part : parts) {
             const auto file = partial_ / part.name;
-            const auto fd = detail::open_for_reading(file);
+            const auto fd = detail::open_fd_for_reading(file);
             const auto h = detail::hash_fd(fd.get(), file);
             if (::fsync(fd.get()) != 0) throw detail::io_error("fsync", file, errno);
             part.size = h.size;
@@ -487,7 +487,7 @@ inline OpenedGeneration open_at(const std::filesystem::path& dir, const Pointer&
         if (verify) {
             SizedHash h;
             try {
-                const auto fd = open_for_reading(file);
+                const auto fd = open_fd_for_reading(file);
                 h = hash_fd(fd.get(), file);
             } catch (const IoError& e) {
                 throw FormatError(which + " cannot be read: " + e.what());

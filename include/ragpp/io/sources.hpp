@@ -55,7 +55,7 @@ inline constexpr std::int64_t racy_margin_ns = 2'000'000'000;
 
 /// The content hash of the file `p`, read in blocks. IoError naming the file.
 [[nodiscard]] inline std::uint64_t hash_file(const std::filesystem::path& p) {
-    const auto fd = detail::open_for_reading(p);
+    const auto fd = detail::open_fd_for_reading(p);
     return detail::hash_fd(fd.get(), p).hash;
 }
 
