@@ -4,7 +4,7 @@
 # index, never a mix and never unloadable.
 #   kill_index.sh RAGPP WORKDIR [FILES=3000] [KILLS=30]
 # Each round writes "marker roundN" into round.md and changes a few other notes, starts
-# an incremental index, kills it at a random instant within 1.2x the time an
+# an incremental index, kills it at a random instant within twice the time an
 # uninterrupted run takes, then searches "marker" with the library's checks on open:
 # the round seen must be between the last round seen and N (old or new).
 set -u
@@ -33,7 +33,7 @@ for ((r = 1; r <= kills; r++)); do
     done
     "$ragpp" index "$dir/corpus" --out "$dir/idx" --quiet > /dev/null 2>&1 &
     pid=$!
-    delay_ns=$(( (RANDOM * 32768 + RANDOM) % (run_ns * 12 / 10 + 1) ))
+    delay_ns=$(( (RANDOM * 32768 + RANDOM) * (2 * run_ns / 1000000) / 1073741824 * 1000000 ))
     sleep "$(printf '%d.%09d' $((delay_ns / 1000000000)) $((delay_ns % 1000000000)))"
     kill -9 "$pid" 2> /dev/null
     wait "$pid" 2> /dev/null

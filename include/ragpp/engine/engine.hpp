@@ -250,7 +250,8 @@ public:
             throw FormatError(where + ": info: " + e.what());
         }
         if (kind != "folder" && kind != "jsonl" && kind != "beir") throw FormatError(where + ": unknown corpus kind '" + kind + "'");
-        manifest = SourceManifest::from_json(info.at("sources"), where + " info 'sources'");
+        if (!info.contains("sources")) throw FormatError(where + ": info: field 'sources' is missing");
+        manifest = SourceManifest::from_json(info["sources"], where + " info 'sources'");
         c.threads = threads;
 
         // documents.jsonl: DocIds increasing, each chunk naming its source.
