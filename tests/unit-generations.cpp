@@ -195,6 +195,8 @@ TEST_CASE("generations: a corrupted, truncated or missing part gives a FormatErr
         write_text(dir / "CURRENT", "ragpp-generations 1\ngen-000001 12\n");
         CHECK_THROWS_AS(open_generation(dir), ragpp::FormatError);
         CHECK_THROWS_WITH(open_generation(dir), Contains("CURRENT"));
+        write_text(dir / "CURRENT", std::string(5000, 'x'));  // read no further than 4096 bytes
+        CHECK_THROWS_WITH(open_generation(dir), Contains("CURRENT") && Contains("has 5000 bytes, more than the 4096 expected"));
     }
 }
 
@@ -213,6 +215,10 @@ TEST_CASE("generations: no index, the old layout, writer errors", "[generations]
         CHECK(commit_generation(tmp.path) == 1);
         CHECK(check_whole_generation(tmp.path) == 1);
         CHECK(listing(tmp.path) == std::vector<std::string>{"CURRENT", "LOCK", "gen-000001", "notes.txt"});
+        write_text(tmp.path / "bm25.idx", "a file of that name, without the old manifest: not ours, kept");
+        CHECK(commit_generation(tmp.path) == 2);
+        CHECK(ragpp::clean_generations(tmp.path) == 1);
+        CHECK(listing(tmp.path) == std::vector<std::string>{"CURRENT", "LOCK", "bm25.idx", "gen-000002", "notes.txt"});
     }
     SECTION("one writer at a time; bad part names; a writer without commit leaves no trace") {
         commit_generation(tmp.path);
@@ -515,6 +521,81 @@ TEST_CASE("corpus: an unreadable file or folder is an IoError naming it, or a no
         return 1;
     });
     CHECK(code2 == 0);
+}
+
+TEST_CASE("corpus: random trees of folders, files, links, hard links and loops", "[corpus]") {
+    const auto seed = GENERATE(take(30, random(1u, 1000000u)));
+    INFO("seed " << seed);
+    std::mt19937 rng(seed);
+    ragpp_test::TempDir tmp;
+    const auto root = tmp.path / "root";
+    const auto outside = tmp.path / "outside";
+    fs::create_directories(root);
+    fs::create_directories(outside / "o");
+    write_text(outside / "o" / "far.md", "far");
+    std::vector<fs::path> dirs{root}, files;
+    for (int i = 0; i < 6; ++i) {
+        const auto d = dirs[rng() % dirs.size()] / ("d" + std::to_string(i));
+        fs::create_directory(d);
+        dirs.push_back(d);
+    }
+    for (int i = 0; i < 12; ++i) {
+        const auto f = dirs[rng() % dirs.size()] / ("f" + std::to_string(i) + (rng() % 4 ? ".md" : ".bin"));
+        write_text(f, "file " + std::to_string(i));
+        files.push_back(f);
+    }
+    for (int i = 0; i < 10; ++i) {
+        const auto at = dirs[rng() % dirs.size()] / ("l" + std::to_string(i) + (rng() % 2 ? ".md" : ""));
+        switch (rng() % 6) {
+            case 0: fs::create_symlink(files[rng() % files.size()], at); break;
+            case 1: fs::create_symlink(dirs[rng() % dirs.size()], at); break;  // may be an ancestor: a loop
+            case 2: fs::create_symlink(outside / "o", at); break;
+            case 3: fs::create_symlink(outside / "o" / "far.md", at); break;
+            case 4: fs::create_symlink(at.parent_path() / "nothing", at); break;
+            default: fs::create_hard_link(files[rng() % files.size()], at.string() + ".md");
+        }
+    }
+    auto key = [](const fs::path& p) {
+        struct stat st {};
+        REQUIRE(::stat(p.c_str(), &st) == 0);
+        return std::pair<dev_t, ino_t>(st.st_dev, st.st_ino);
+    };
+    // The oracle: what a walk that follows no link finds, and what every link names.
+    std::set<std::pair<dev_t, ino_t>> real, linked_inside, linked_outside;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+        const auto& p = it->path();
+        const bool md = p.extension() == ".md";
+        if (it->is_symlink()) {
+            std::error_code ec;
+            const auto target = fs::canonical(p, ec);
+            if (ec || !fs::is_regular_file(target) || !md) continue;
+            (ragpp::detail::corpus::within(fs::canonical(root), target) ? linked_inside : linked_outside).insert(key(target));
+        } else if (it->is_regular_file() && md) {
+            real.insert(key(p));
+        }
+    }
+    for (const bool follow : {false, true}) {
+        INFO("follow_symlinks_outside " << follow);
+        ragpp::CorpusOptions options;
+        options.follow_symlinks_outside = follow;
+        const auto scan = ragpp::scan_corpus(root, options);
+        std::set<std::pair<dev_t, ino_t>> found;
+        std::vector<std::string> paths;
+        for (const auto& f : scan.files) {
+            paths.push_back(f.path);
+            CHECK(f.path.find("..") == std::string::npos);
+            CHECK(f.path.front() != '/');
+            CHECK(fs::path(f.path).extension() == ".md");
+            REQUIRE(fs::is_regular_file(root / f.path));
+            CHECK(found.insert(key(root / f.path)).second);  // no file twice
+            if (!follow) CHECK(ragpp::detail::corpus::within(fs::canonical(root), fs::canonical(root / f.path)));
+        }
+        CHECK(std::is_sorted(paths.begin(), paths.end()));
+        for (const auto& k : real) CHECK(found.contains(k));
+        for (const auto& k : linked_inside) CHECK(found.contains(k));
+        if (follow)
+            for (const auto& k : linked_outside) CHECK(found.contains(k));
+    }
 }
 
 // --- sources --------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // ragpp detail: POSIX file plumbing for durable saves (io/generations.hpp) and for
-// reading or hashing a file in blocks (io/sources.hpp). std::fstream cannot fsync and
-// hides errno; these calls say what failed ("No space left on device") and name the
-// file in an IoError.
+// hashing a file in blocks (io/sources.hpp); whole files are read by detail/file.hpp.
+// std::fstream cannot fsync and hides errno; these calls say what failed ("No space
+// left on device") and name the file in an IoError.
 #pragma once
 
 #include <cerrno>
@@ -13,12 +13,14 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/detail/hash.hpp>
 
 namespace ragpp::detail {
@@ -114,12 +116,17 @@ struct SizedHash {
     return r;
 }
 
-/// The whole content of a (small) file, read in blocks; IoError naming it.
-[[nodiscard]] inline std::string read_small_file(const std::filesystem::path& p) {
-    const auto fd = open_fd_for_reading(p);
-    std::string bytes;
-    for_each_block(fd.get(), p, [&](const char* d, std::size_t n) { bytes.append(d, n); });
-    return bytes;
+/// The whole content of `p` (detail::read_file, the one whole-file reader), after
+/// checking that it holds at most `limit` bytes: FormatError naming it otherwise, before
+/// anything is allocated. IoError naming it when it cannot be read.
+[[nodiscard]] inline std::string read_small_file(const std::filesystem::path& p,
+                                                 std::uint64_t limit = static_cast<std::uint64_t>(-1)) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(p, ec);
+    if (!ec && size > limit)
+        throw FormatError("'" + p.string() + "' has " + std::to_string(size) + " bytes, more than the " + std::to_string(limit) +
+                          " expected");
+    return read_file(p);
 }
 
 /// fsync of a file or a folder (a folder: so that the names created or renamed in it

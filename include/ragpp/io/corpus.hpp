@@ -160,6 +160,7 @@ private:
     void follow(const std::filesystem::path& abs, const std::string& rel) {
         std::error_code ec;
         const auto target = std::filesystem::canonical(abs, ec);
+        if (ec == std::errc::permission_denied) return unreadable("resolve the link", abs, rel, ec.value());
         if (ec) {
             scan_.notes.push_back("skipped '" + rel + "': a broken link or a link loop (" + ec.message() + ")");
             return;

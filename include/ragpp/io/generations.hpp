@@ -35,6 +35,7 @@
 // manifest.json of format "ragpp-index", version 1) is refused by open_generation() with
 // a FormatError asking to rebuild it; the first commit into such a folder removes its
 // files (manifest.json, documents.jsonl, bm25.idx, vector.idx) once the switch is done.
+// Files that are not ragpp's are never removed.
 #pragma once
 
 #include <algorithm>
@@ -162,7 +163,7 @@ struct Pointer {
     const auto file = dir / pointer_name;
     std::string text;
     try {
-        text = read_small_file(file);
+        text = read_small_file(file, 4096);
     } catch (const IoError&) {
         std::error_code ec;
         if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return std::nullopt;
@@ -205,7 +206,8 @@ private:
 
 /// Removes, best effort, every entry of `dir` that ragpp's generations own and that is
 /// neither generation `keep1` nor `keep2`: other "gen-N" folders, "gen-N.partial"
-/// folders, "CURRENT.tmp-*" files and, when `legacy`, the files of the old layout.
+/// folders, "CURRENT.tmp-*" files and, when `legacy` (its manifest.json is there), the
+/// files of the old layout.
 /// Returns the number of entries removed. Never throws.
 inline std::size_t remove_leftovers(const std::filesystem::path& dir, std::optional<std::uint64_t> keep1,
                                     std::optional<std::uint64_t> keep2, bool legacy) noexcept {
@@ -240,7 +242,7 @@ inline std::size_t remove_leftovers(const std::filesystem::path& dir, std::optio
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
     try {
-        const auto j = nlohmann::json::parse(read_small_file(file));
+        const auto j = nlohmann::json::parse(read_small_file(file, 1 << 20));
         if (j.is_object() && j.value("format", std::string()) == "ragpp-index")
             return j.contains("version") && j["version"].is_number_integer() ? j["version"].get<int>() : 0;
     } catch (const std::exception&) {
@@ -278,6 +280,7 @@ public:
         }
         if (ec) throw IoError("cannot list the index folder '" + dir_.string() + "': " + ec.message());
         generation_ = top + 1;
+        legacy_ = g::legacy_version(dir_).has_value();
         partial_ = dir_ / (g::folder_name(generation_) + ".partial");
         if (::mkdir(partial_.c_str(), 0755) != 0) throw detail::io_error("create", partial_, errno);
     }
@@ -379,7 +382,7 @@ public:
             // the switch is visible; only its durability across a power cut is uncertain
         }
         g::step("switched");
-        g::remove_leftovers(dir_, generation_, previous_, true);
+        g::remove_leftovers(dir_, generation_, previous_, legacy_);
         return generation_;
     }
 
@@ -395,6 +398,7 @@ private:
     std::uint64_t generation_ = 0;
     std::filesystem::path partial_;
     std::filesystem::path pointer_tmp_;
+    bool legacy_ = false;  // dir_ holds an index of the old layout, removed after the switch
     bool renamed_ = false;
     bool committed_ = false;
     bool failed_ = false;
@@ -427,8 +431,8 @@ inline OpenedGeneration open_at(const std::filesystem::path& dir, const Pointer&
     const auto manifest_file = out.dir / manifest_name;
     std::string text;
     try {
-        text = read_small_file(manifest_file);
-    } catch (const IoError& e) {
+        text = read_small_file(manifest_file, pointer.manifest_size);
+    } catch (const Error& e) {
         throw FormatError(where + ": its manifest '" + manifest_file.string() + "' cannot be read (" + e.what() + ")");
     }
     if (text.size() != pointer.manifest_size || fnv1a64(text) != pointer.manifest_checksum)
@@ -556,7 +560,7 @@ inline std::size_t clean_generations(const std::filesystem::path& dir) {
         return 0;
     }
     if (!pointer) return 0;
-    return g::remove_leftovers(dir, pointer->generation, std::nullopt, true);
+    return g::remove_leftovers(dir, pointer->generation, std::nullopt, g::legacy_version(dir).has_value());
 }
 
 }  // namespace ragpp
