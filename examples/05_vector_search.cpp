@@ -3,6 +3,7 @@
 // "vectorize"), not synonyms: "car" does not find the automobile (score 0; the small
 // score of the first text is a hash collision in 256 dimensions).
 // Output compared with 05_vector_search.expected.
+#include <ragpp/embed/hashing.hpp>
 #include <ragpp/index/vector.hpp>
 
 #include <cstdio>

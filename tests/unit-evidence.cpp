@@ -1,5 +1,8 @@
 #include <ragpp/answer/evidence.hpp>
 #include <ragpp/chunk/chunker.hpp>
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/retrieve/collection.hpp>
+#include <ragpp/text/analyzer.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -216,14 +219,16 @@ TEST_CASE("Evidence: the token budget cuts or leaves out sources", "[evidence]")
 }
 
 TEST_CASE("Evidence: neighbour expansion, capped", "[evidence]") {
-    ragpp::DocumentStore store;
-    const auto chunks = chunks_of("d.md", "# A\n\nalpha\n\n# B\n\nbeta\n\n# C\n\ngamma\n\n# D\n\ndelta\n");
-    REQUIRE(chunks.size() == 4);
-    for (std::size_t i = 0; i < chunks.size(); ++i) store.insert(static_cast<ragpp::DocId>(i), *chunks[i]);
+    ragpp::CollectionOptions everyone;
+    everyone.access = ragpp::AccessPolicy(ragpp::Unlabeled::allow);
+    ragpp::Collection<ragpp::Retriever<ragpp::BM25Index<ragpp::StandardAnalyzer>>> docs({}, everyone);
+    const auto ids = docs.add({"d.md", "# A\n\nalpha\n\n# B\n\nbeta\n\n# C\n\ngamma\n\n# D\n\ndelta\n", {}});
+    REQUIRE(ids.size() == 4);
+    const auto chunk = docs.retriever().document(ids[2]);
     auto o = fixed();
     o.neighbour_radius = 1;
     o.max_neighbours = 4;
-    const auto ev = EvidenceBuilder(o).build("q", Docs{chunks[2]}, ragpp::store_neighbours(store));
+    const auto ev = EvidenceBuilder(o).build("q", Docs{chunk}, ragpp::collection_neighbours(docs));
     // C first (the result), then its neighbours B and D, as their own sections.
     REQUIRE(ev.sources.size() == 3);
     CHECK(ev.sources[0].chunk_ids == std::vector<std::string>{"d.md:9"});
@@ -231,9 +236,24 @@ TEST_CASE("Evidence: neighbour expansion, capped", "[evidence]") {
     CHECK(ev.sources[1].expanded == std::vector<bool>{true});
     CHECK(ev.sources[2].chunk_ids == std::vector<std::string>{"d.md:13"});
     o.max_neighbours = 1;
-    CHECK(EvidenceBuilder(o).build("q", Docs{chunks[2]}, ragpp::store_neighbours(store)).sources.size() == 2);
+    CHECK(EvidenceBuilder(o).build("q", Docs{chunk}, ragpp::collection_neighbours(docs)).sources.size() == 2);
     o.neighbour_radius = 0;
-    CHECK(EvidenceBuilder(o).build("q", Docs{chunks[2]}, ragpp::store_neighbours(store)).sources.size() == 1);
+    CHECK(EvidenceBuilder(o).build("q", Docs{chunk}, ragpp::collection_neighbours(docs)).sources.size() == 1);
+
+    // Collection::neighbours by document = by DocId (one window), at every radius; a
+    // wrong "position" falls back to the key; a chunk of no source has none.
+    for (std::size_t r = 0; r < 5; ++r)
+        for (ragpp::DocId id : ids) {
+            std::vector<ragpp::DocId> by_doc;
+            for (const auto& d : docs.neighbours(*docs.retriever().document(id), r))
+                by_doc.push_back(*docs.retriever().store().find(d->id));
+            CHECK(by_doc == docs.neighbours(id, r));
+        }
+    Document moved = *chunk;
+    moved.metadata["position"] = 0.0;
+    CHECK(docs.neighbours(moved, 0).front() == chunk);
+    moved.metadata["source"] = std::string("elsewhere.md");
+    CHECK(docs.neighbours(moved, 1).empty());
 }
 
 TEST_CASE("neutralize: markers, delimiters, role lines, look-alikes, invisible characters", "[evidence][forgery]") {

@@ -1,3 +1,4 @@
+#include <ragpp/eval/evaluate_retriever.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
 #include <catch2/catch.hpp>
@@ -19,6 +20,9 @@ class FixedIndex {
 public:
     explicit FixedIndex(std::vector<std::string> order, std::string reject = {})
         : order_(std::move(order)), reject_(std::move(reject)) {}
+    /// Records the options of every search in `*log`.
+    FixedIndex(std::vector<std::string> order, std::shared_ptr<std::vector<SearchOptions>> log)
+        : order_(std::move(order)), log_(std::move(log)) {}
     void add_document(DocId id, const Document& doc) {
         if (!reject_.empty() && doc.text.find(reject_) != std::string::npos)
             throw InvalidArgument("FixedIndex rejects '" + reject_ + "'");
@@ -28,6 +32,7 @@ public:
         if (docs_.erase(id) == 0) throw NotFoundError("FixedIndex: no such DocId");
     }
     [[nodiscard]] std::vector<Hit> search(std::string_view, std::size_t k, const SearchOptions& o = {}) const {
+        if (log_) log_->push_back(o);
         std::vector<Hit> out;
         float score = 10;
         for (const auto& key : order_) {
@@ -43,6 +48,7 @@ public:
 private:
     std::vector<std::string> order_;
     std::string reject_;
+    std::shared_ptr<std::vector<SearchOptions>> log_;
     std::map<DocId, std::string> docs_;
 };
 static_assert(SearchIndex<FixedIndex>);
@@ -239,12 +245,12 @@ TEST_CASE("Retriever property: random adds, removals and filters", "[retriever][
     }
 }
 
-TEST_CASE("Retriever::evaluate runs a question set over the fused candidates", "[retriever][evaluate]") {
+TEST_CASE("evaluate(Retriever) runs a question set over the fused candidates", "[retriever][evaluate]") {
     Retriever r(FixedIndex({"C", "A", "F", "E", "G", "B", "H", "I", "D"}),
                 FixedIndex({"D", "B", "A", "J", "E", "K", "F", "C"}));
     add_all(r, {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"});
     const QuestionSet qs{{"q1", "x", {{"A", 1}}, {}, {}}, {"q2", "y", {{"D", 1}}, {}, {}}, {"q3", "z", {}, {}, {}}};
-    const auto report = r.evaluate(qs, {}, "hybrid", {"words", "meaning"});
+    const auto report = evaluate(r, qs, {}, "hybrid", {"words", "meaning"});
     // Fused order: A B C E D F ... -> A at 1, D at 5.
     CHECK(report.outcomes()[0].first_relevant == 1);
     CHECK(report.outcomes()[1].first_relevant == 5);
@@ -256,7 +262,7 @@ TEST_CASE("Retriever::evaluate runs a question set over the fused candidates", "
     REQUIRE(stages.size() == 3);
     CHECK(stages[0].first == "words");
     CHECK(stages[2].first == "fusion");
-    CHECK_THROWS_AS(r.evaluate(qs, {}, "x", {"only one"}), InvalidArgument);
+    CHECK_THROWS_AS(evaluate(r, qs, {}, "x", {"only one"}), InvalidArgument);
 }
 
 TEST_CASE("Retriever add_documents: same ids as one by one, and all or nothing", "[retriever]") {
@@ -277,4 +283,197 @@ TEST_CASE("Retriever add_documents: same ids as one by one, and all or nothing",
     CHECK(many.size() == 3);
     CHECK_FALSE(many.store().find("f").has_value());
     CHECK(many.add_document(doc("d")) == 3u);
+}
+
+namespace {
+
+// The hand-fused oracle of the nested tests: leaf lists taken from the orders, fused by
+// the RRF formula written out here (higher score, then better best rank, then smaller id).
+using Ranked = std::vector<std::pair<std::string, double>>;
+
+std::vector<std::string> leaf_list(const std::vector<std::string>& order, const std::set<std::string>& visible,
+                                   std::size_t n) {
+    std::vector<std::string> out;
+    for (const auto& key : order)
+        if (visible.count(key) && out.size() < n) out.push_back(key);
+    return out;
+}
+
+Ranked hand_fuse(const std::vector<std::vector<std::string>>& lists, const std::vector<double>& weights, double k,
+                 std::size_t n) {
+    std::map<std::string, double> score;
+    std::map<std::string, std::size_t> best;
+    for (std::size_t i = 0; i < lists.size(); ++i)
+        for (std::size_t r = 0; r < lists[i].size(); ++r) {
+            score[lists[i][r]] += (weights.empty() ? 1.0 : weights[i]) / (k + static_cast<double>(r + 1));
+            auto [it, fresh] = best.emplace(lists[i][r], r + 1);
+            if (!fresh) it->second = std::min(it->second, r + 1);
+        }
+    Ranked out(score.begin(), score.end());
+    // Keys are "d00".."d11", added in that order, so key order is DocId order.
+    std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+        if (a.second != b.second) return a.second > b.second;
+        if (best[a.first] != best[b.first]) return best[a.first] < best[b.first];
+        return a.first < b.first;
+    });
+    if (out.size() > n) out.resize(n);
+    return out;
+}
+
+std::vector<std::string> keys_only(const Ranked& r) {
+    std::vector<std::string> out;
+    for (const auto& [key, score] : r) out.push_back(key);
+    return out;
+}
+
+std::set<std::string> keys_in(const std::vector<std::string>& keys, const DocSet& set) {
+    std::set<std::string> out;
+    for (DocId id = 0; id < keys.size(); ++id)
+        if (set.test(id)) out.insert(keys[id]);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("Nested retrievers take their own options at every level (hand-fused oracle)", "[retriever][nested]") {
+    std::vector<std::string> keys;
+    for (int i = 0; i < 12; ++i) keys.push_back((i < 10 ? "d0" : "d") + std::to_string(i));
+    const auto seed = GENERATE(take(20, random(0u, 1000000u)));
+    std::mt19937 rng(seed);
+    auto shuffled = [&] {
+        auto v = keys;
+        std::shuffle(v.begin(), v.end(), rng);
+        return v;
+    };
+    const std::vector<std::vector<std::string>> order{shuffled(), shuffled(), shuffled(), shuffled()};
+    auto log = std::make_shared<std::vector<SearchOptions>>();
+    using Inner = Retriever<FixedIndex, FixedIndex, FixedIndex>;
+    Retriever outer(Inner(RetrieverOptions{60.0, {}, 100}, FixedIndex(order[0], log), FixedIndex(order[1], log),
+                          FixedIndex(order[2], log)),
+                    FixedIndex(order[3], log));
+    add_all(outer, keys);
+    const std::set<std::string> all(keys.begin(), keys.end());
+
+    SECTION("the issue's case: outer weights {1, .5}, the inner one on its defaults") {
+        SearchOptions o;
+        o.weights = {1.0, 0.5};
+        o.k1 = 0.9;  // a BM25 knob: forwarded to every leaf
+        const std::size_t k = 4;
+        const auto res = outer.search("q", k, o);
+        // Inner: its candidates are max(100, 100) = 100, rrf_k 60, weights 1, cut to the outer's 100.
+        std::vector<std::vector<std::string>> inner_lists;
+        for (int i = 0; i < 3; ++i) inner_lists.push_back(leaf_list(order[i], all, 100));
+        const auto inner = keys_only(hand_fuse(inner_lists, {}, 60.0, 100));
+        const auto expect = hand_fuse({inner, leaf_list(order[3], all, 100)}, {1.0, 0.5}, 60.0, k);
+        REQUIRE(keys_of(res) == keys_only(expect));
+        for (std::size_t i = 0; i < k; ++i) CHECK(res[i].score == Approx(expect[i].second).epsilon(1e-12));
+        // Every leaf got the BM25 knob and no fusion knob.
+        REQUIRE(log->size() == 4);
+        for (const auto& seen : *log) {
+            CHECK(seen.k1 == 0.9);
+            CHECK(seen.weights.empty());
+            CHECK_FALSE(seen.rrf_k.has_value());
+            CHECK_FALSE(seen.candidates.has_value());
+        }
+    }
+
+    SECTION("different weights, rrf_k, candidates and allowed sets per level") {
+        DocSet outer_allowed(keys.size()), inner_allowed(keys.size());
+        for (DocId id = 0; id < keys.size(); ++id) {
+            if (rng() % 4 != 0) outer_allowed.set(id);
+            if (rng() % 4 != 0) inner_allowed.set(id);
+        }
+        SearchOptions o;
+        o.allowed = std::make_shared<const DocSet>(outer_allowed);
+        o.weights = {1.0, 0.5};
+        o.rrf_k = 10.0;
+        o.candidates = 5;
+        SearchOptions in;
+        in.weights = {0.2, 1.0, 3.0};
+        in.rrf_k = 2.0;
+        in.candidates = 7;
+        in.allowed = std::make_shared<const DocSet>(inner_allowed);
+        in.b = 0.3;
+        SearchOptions d;
+        d.k1 = 1.7;
+        o.per_index = {in, d};
+        const std::size_t k = 3;
+        const auto res = outer.search("q", k, o);
+
+        const auto outer_visible = keys_in(keys, outer_allowed);
+        std::set<std::string> inner_visible;
+        for (const auto& key : keys_in(keys, inner_allowed))
+            if (outer_visible.count(key)) inner_visible.insert(key);
+        // The inner retriever is asked for the outer's 5 candidates, asks each of its
+        // indexes for max(7, 5) = 7, fuses with its own weights and k = 2, keeps 5.
+        std::vector<std::vector<std::string>> inner_lists;
+        for (int i = 0; i < 3; ++i) inner_lists.push_back(leaf_list(order[i], inner_visible, 7));
+        const auto inner = keys_only(hand_fuse(inner_lists, {0.2, 1.0, 3.0}, 2.0, 5));
+        const auto expect = hand_fuse({inner, leaf_list(order[3], outer_visible, 5)}, {1.0, 0.5}, 10.0, k);
+        REQUIRE(keys_of(res) == keys_only(expect));
+        for (std::size_t i = 0; i < res.size(); ++i) {
+            CHECK(res[i].score == Approx(expect[i].second).epsilon(1e-12));
+            CHECK(outer_visible.count(res[i].document->id) == 1);
+        }
+        // The leaves: the inner ones got per_index[0]'s b and no fusion knob; D got per_index[1].
+        REQUIRE(log->size() == 4);
+        for (std::size_t i = 0; i < 3; ++i) {
+            CHECK((*log)[i].b == 0.3);
+            CHECK_FALSE((*log)[i].k1.has_value());
+            CHECK((*log)[i].weights.empty());
+            CHECK_FALSE((*log)[i].rrf_k.has_value());
+        }
+        CHECK((*log)[3].k1 == 1.7);
+        CHECK((*log)[3].allowed == o.allowed);  // no set of its own: the caller's, shared
+    }
+}
+
+TEST_CASE("Nested retriever options of the wrong size name their level", "[retriever][nested]") {
+    using Inner = Retriever<FixedIndex, FixedIndex, FixedIndex>;
+    Retriever outer(Inner(FixedIndex({"a", "b"}), FixedIndex({"b", "a"}), FixedIndex({"a"})), FixedIndex({"b"}));
+    add_all(outer, {"a", "b"});
+    SearchOptions o;
+    o.weights = {1.0, 0.5, 2.0};
+    CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options: 3 weights for 2 indexes"));
+    o.weights = {1.0, 0.5};
+    o.per_index.resize(1);
+    CHECK_THROWS_AS(outer.search("q", 2, o), InvalidArgument);
+    CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options.per_index: 1 options for 2 indexes"));
+    o.per_index.resize(2);
+    o.per_index[0].weights = {1.0, 0.5};
+    CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options.per_index[0]: 2 weights for 3 indexes"));
+    o.per_index[0].weights = {1.0, 0.5, 1.0};
+    o.per_index[0].rrf_k = -1.0;
+    CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options.per_index[0]: rrf_k is -1"));
+    o.per_index[0].rrf_k.reset();
+    o.per_index[0].per_index.resize(4);
+    CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options.per_index[0].per_index: 4 options for 3 indexes"));
+    o.per_index[0].per_index.resize(3);
+    CHECK(outer.search("q", 2, o).size() == 2);
+    // The issue's failing call: weights for the outer level only.
+    SearchOptions issue;
+    issue.weights = {1.0, 0.5};
+    CHECK(outer.search("q", 2, issue).size() == 2);
+}
+
+TEST_CASE("Nested retrievers store each document once", "[retriever][nested]") {
+    using Inner = Retriever<FixedIndex, FixedIndex>;
+    Retriever outer(Inner(FixedIndex({"a", "b", "c"}), FixedIndex({"c", "b", "a"})), FixedIndex({"b"}));
+    const DocId a = outer.add_document(doc("a", "the text of a"));
+    const auto batch = outer.add_documents({doc("b", "the text of b"), doc("c", "the text of c")});
+    for (DocId id : {a, batch[0], batch[1]}) {
+        const auto mine = outer.document(id);
+        const auto inner = outer.index<0>().document(id);
+        REQUIRE(mine);
+        CHECK(mine.get() == inner.get());  // the same Document object, not a copy
+        CHECK(mine.use_count() == 4);      // the outer store, the inner store, `mine` and `inner`
+    }
+    // Removal releases both references; a failed add leaves neither.
+    outer.remove_document(a);
+    CHECK_FALSE(outer.index<0>().document(a));
+    CHECK_THROWS_AS(outer.add_document(doc("b")), DuplicateError);
+    CHECK(outer.index<0>().size() == 2);
+    // A null document is refused by the nested form.
+    CHECK_THROWS_AS(outer.add_document(DocId{9}, std::shared_ptr<const Document>{}), InvalidArgument);
+    CHECK(outer.size() == 2);
 }

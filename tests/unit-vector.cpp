@@ -46,6 +46,7 @@ struct ParsedEmbedder {
 static_assert(ragpp::Embedder<ParsedEmbedder>);
 using Index = ragpp::VectorIndex<ParsedEmbedder>;
 static_assert(ragpp::SearchIndex<Index>);
+static_assert(ragpp::SearchIndex<ragpp::VectorIndex<ragpp::HashingEmbedder>>);
 
 ragpp::VectorIndexOptions opts(Metric m, Quantization q = Quantization::none) {
     ragpp::VectorIndexOptions o;

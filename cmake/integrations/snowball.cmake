@@ -3,7 +3,7 @@
 # found; the core target never depends on it.
 find_path(RAGPP_LIBSTEMMER_INCLUDE_DIR libstemmer.h)
 find_library(RAGPP_LIBSTEMMER_LIBRARY stemmer)
-if(RAGPP_LIBSTEMMER_INCLUDE_DIR AND RAGPP_LIBSTEMMER_LIBRARY)
+if(RAGPP_LIBSTEMMER_INCLUDE_DIR AND RAGPP_LIBSTEMMER_LIBRARY AND TARGET ragpp)
   add_library(ragpp_snowball INTERFACE)
   add_library(ragpp::snowball ALIAS ragpp_snowball)
   set_target_properties(ragpp_snowball PROPERTIES EXPORT_NAME snowball)

@@ -1,5 +1,7 @@
 // ragpp: the umbrella header, every public header of the library (optional
-// integrations under ragpp/ext/ are included separately).
+// integrations under ragpp/ext/ are included separately). Needs Eigen and
+// nlohmann_json (target ragpp::ragpp); ragpp/ragpp_core.hpp is the part that needs
+// only the standard library (target ragpp::core).
 #pragma once
 
 #include <ragpp/version.hpp>
@@ -55,6 +57,7 @@
 #include <ragpp/answer/neutralize.hpp>
 
 #include <ragpp/eval/evaluate.hpp>
+#include <ragpp/eval/evaluate_retriever.hpp>
 #include <ragpp/eval/metrics.hpp>
 #include <ragpp/eval/question.hpp>
 #include <ragpp/eval/questions.hpp>

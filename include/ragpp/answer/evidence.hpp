@@ -28,8 +28,8 @@
 //
 // The passage text is the chunk's raw span, not the context line the indexes saw
 // (raw_span below). Neighbour expansion (optional, capped) adds the chunks around each
-// result, as given by a NeighbourFn (store_neighbours() builds one from the metadata
-// "source" and "position" of a DocumentStore's chunks).
+// result, as given by a NeighbourFn (collection_neighbours() makes one from a
+// Collection's chunks).
 //
 // Budget: a source's size is its number of whitespace-separated tokens (as the
 // chunker counts). Sources are taken in order while they fit in `token_budget`; the
@@ -60,6 +60,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -82,8 +83,6 @@
 #include <ragpp/core/types.hpp>
 #include <ragpp/detail/hash.hpp>
 #include <ragpp/detail/identifiers.hpp>
-#include <ragpp/eval/question.hpp>
-#include <ragpp/index/store.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
 namespace ragpp {
@@ -297,29 +296,16 @@ using ragpp::detail::identifiers;
     return d;
 }
 
-/// A NeighbourFn over the chunks of a store, by metadata "source" and "position".
-/// The store is read once, now; chunks without those fields have no neighbours.
-[[nodiscard]] inline NeighbourFn store_neighbours(const DocumentStore& store) {
-    auto by_source = std::make_shared<std::map<std::string, std::map<std::size_t, std::shared_ptr<const Document>>>>();
-    for (DocId id = 0; id < store.capacity(); ++id) {
-        auto d = store.get(id);
-        if (!d) continue;
-        const std::string* source = detail::evidence::string_field(d->metadata, "source");
-        const auto position = detail::evidence::number_field(d->metadata, "position");
-        if (source && position && *position >= 0) (*by_source)[*source][static_cast<std::size_t>(*position)] = d;
+/// A NeighbourFn over the chunks of a Collection (retrieve/collection.hpp): the chunks
+/// of the same source within the radius, read from the collection's own source lists
+/// (Collection::neighbours, the one implementation; nothing is rebuilt per call). The
+/// function refers to `collection`, which must outlive it.
+template <class C>
+    requires requires(const C& c, const Document& d, std::size_t r) {
+        { c.neighbours(d, r) } -> std::convertible_to<std::vector<std::shared_ptr<const Document>>>;
     }
-    return [by_source](const Document& chunk, std::size_t radius) {
-        std::vector<std::shared_ptr<const Document>> out;
-        const std::string* source = detail::evidence::string_field(chunk.metadata, "source");
-        const auto position = detail::evidence::number_field(chunk.metadata, "position");
-        if (!source || !position || *position < 0) return out;
-        auto it = by_source->find(*source);
-        if (it == by_source->end()) return out;
-        const auto p = static_cast<std::size_t>(*position);
-        for (auto c = it->second.lower_bound(p > radius ? p - radius : 0); c != it->second.end() && c->first <= p + radius; ++c)
-            out.push_back(c->second);
-        return out;
-    };
+[[nodiscard]] NeighbourFn collection_neighbours(const C& collection) {
+    return [&collection](const Document& chunk, std::size_t radius) { return collection.neighbours(chunk, radius); };
 }
 
 class EvidenceBuilder {

@@ -90,6 +90,14 @@ struct Chunk {
 /// the chunk sits, as contextual retrieval does). Empty means nothing is added.
 using ContextHook = std::function<std::string(const Chunk&, const Document&)>;
 
+/// The section id of a chunk id: "path:line#3" -> "path:line" (Chunk::id -> Chunk::section).
+[[nodiscard]] inline std::string_view section_of(std::string_view chunk_id) noexcept {
+    const auto hash = chunk_id.rfind('#');
+    if (hash == std::string_view::npos || hash + 1 == chunk_id.size()) return chunk_id;
+    if (chunk_id.substr(hash + 1).find_first_not_of("0123456789") != std::string_view::npos) return chunk_id;
+    return chunk_id.substr(0, hash);
+}
+
 struct ChunkOptions {
     /// Maximum tokens of a chunk's raw span (the context line is not counted).
     std::size_t max_tokens = 400;

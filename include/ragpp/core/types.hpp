@@ -93,8 +93,10 @@ struct FieldWeights {
     friend bool operator==(const FieldWeights&, const FieldWeights&) = default;
 };
 
-/// Per-call options, passed unchanged from the Retriever to each index.
-/// Every field has a "not set" state meaning "use the index's own default".
+/// Per-call options. Every field has a "not set" state meaning "use the index's own
+/// default". A Retriever consumes the fusion knobs (candidates, rrf_k, weights) and
+/// forwards to index i either `per_index[i]` or a copy without the fusion knobs
+/// (retrieve/retriever.hpp); an index ignores the knobs it has no use for.
 struct SearchOptions {
     /// The documents this query may see; null means every document. Indexes test it
     /// inside their scoring loop: a document outside it is never scored or returned.
@@ -107,6 +109,11 @@ struct SearchOptions {
     std::optional<double> rrf_k;
     /// One fusion weight per index; empty means the Retriever's weights.
     std::vector<double> weights;
+    /// The options of each index of a Retriever (size 0 or the number of indexes): how
+    /// nested retrievers get their own fusion knobs. Each one's allowed set is
+    /// intersected with this one's; empty means "forward these options, fusion knobs
+    /// removed".
+    std::vector<SearchOptions> per_index;
 
     // --- BM25 knobs, chosen per query without re-indexing ----------------------
     std::optional<double> k1;

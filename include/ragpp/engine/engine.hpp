@@ -471,7 +471,7 @@ public:
         return impl_->proximity->explain(question, doc.text);
     }
     /// The chunks around a chunk, for evidence neighbour expansion.
-    [[nodiscard]] NeighbourFn neighbours() const { return store_neighbours(impl_->docs->retriever().store()); }
+    [[nodiscard]] NeighbourFn neighbours() const { return collection_neighbours(*impl_->docs); }
 
     /// Labels of `questions` that match no chunk of the engine (reported, not hidden).
     [[nodiscard]] std::vector<std::string> unmatched_labels(const QuestionSet& questions) const {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ragpp/chunk/chunk.hpp>  // section_of
 #include <ragpp/eval/metrics.hpp>
 
 namespace ragpp {
@@ -42,14 +43,6 @@ using QuestionSet = std::vector<Question>;
         return digits(rest.substr(0, hash)) && (hash == std::string_view::npos || digits(rest.substr(hash + 1)));
     }
     return false;
-}
-
-/// The section id of a chunk id: "path:line#3" -> "path:line".
-[[nodiscard]] inline std::string_view section_of(std::string_view chunk_id) noexcept {
-    const auto hash = chunk_id.rfind('#');
-    if (hash == std::string_view::npos || hash + 1 == chunk_id.size()) return chunk_id;
-    if (chunk_id.substr(hash + 1).find_first_not_of("0123456789") != std::string_view::npos) return chunk_id;
-    return chunk_id.substr(0, hash);
 }
 
 }  // namespace ragpp

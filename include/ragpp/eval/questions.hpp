@@ -22,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,9 @@
 #include <ragpp/io/beir.hpp>
 
 namespace ragpp {
+
+static_assert(std::is_same_v<BeirQrels::mapped_type, Judgments<std::string>>,
+              "io/beir.hpp spells Judgments<std::string> out (io/ does not include eval/)");
 
 namespace detail {
 

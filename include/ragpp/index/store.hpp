@@ -27,11 +27,15 @@ public:
     /// Stores `doc` under `id`. Throws DuplicateError when the id is taken or was
     /// used before, or when another document has the same key; nothing changes then.
     std::shared_ptr<const Document> insert(DocId id, Document doc) {
-        if (id < slots_.size())
-            throw DuplicateError("DocId " + std::to_string(id) + " is already used (ids are never reused)");
-        if (!doc.id.empty() && by_key_.count(doc.id) != 0)
-            throw DuplicateError("document id '" + doc.id + "' is already in the store");
-        auto ptr = std::make_shared<const Document>(std::move(doc));
+        return insert(id, std::make_shared<const Document>(std::move(doc)));
+    }
+
+    /// Stores the document `ptr` points to under `id` without copying it: the store shares
+    /// it with its other owners (a nested Retriever shares its outer one's documents this
+    /// way). Same errors as above, InvalidArgument for a null pointer.
+    std::shared_ptr<const Document> insert(DocId id, std::shared_ptr<const Document> ptr) {
+        if (!ptr) throw InvalidArgument("DocumentStore::insert: null document for DocId " + std::to_string(id));
+        check_insert(id, *ptr);
         slots_.reserve(std::size_t{id} + 1);  // may throw before anything changed
         if (!ptr->id.empty()) by_key_.emplace(ptr->id, id);
         slots_.resize(std::size_t{id} + 1);
@@ -79,6 +83,13 @@ public:
     }
 
 private:
+    void check_insert(DocId id, const Document& doc) const {
+        if (id < slots_.size())
+            throw DuplicateError("DocId " + std::to_string(id) + " is already used (ids are never reused)");
+        if (!doc.id.empty() && by_key_.count(doc.id) != 0)
+            throw DuplicateError("document id '" + doc.id + "' is already in the store");
+    }
+
     std::vector<std::shared_ptr<const Document>> slots_;
     std::unordered_map<std::string, DocId> by_key_;
     std::size_t live_ = 0;

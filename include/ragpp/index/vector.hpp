@@ -57,7 +57,6 @@
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/embed/embedder.hpp>
-#include <ragpp/embed/hashing.hpp>
 
 namespace ragpp {
 
@@ -608,6 +607,5 @@ private:
     DocId next_id_ = 0;
 };
 
-static_assert(SearchIndex<VectorIndex<HashingEmbedder>>);
 
 }  // namespace ragpp

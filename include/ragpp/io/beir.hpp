@@ -11,12 +11,12 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <ragpp/core/error.hpp>
-#include <ragpp/eval/metrics.hpp>
 
 namespace ragpp {
 
@@ -32,7 +32,7 @@ struct BeirQuery {
 };
 
 /// Judgments by query id (graded: corpus id -> score).
-using BeirQrels = std::map<std::string, Judgments<std::string>>;
+using BeirQrels = std::map<std::string, std::unordered_map<std::string, double>>;  // = Judgments<std::string> (eval/metrics.hpp)
 
 struct BeirCollection {
     std::vector<BeirDocument> corpus;

@@ -25,10 +25,12 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <ragpp/chunk/chunker.hpp>
@@ -202,10 +204,39 @@ public:
     /// `id` (itself included), in document order. Throws NotFoundError for an unknown chunk.
     [[nodiscard]] std::vector<DocId> neighbours(DocId id, std::size_t radius = 1) const {
         const ChunkPlace& p = checked_place(id, "neighbours");
-        const auto& all = sources_.find(p.source)->second;
-        const std::size_t b = p.position > radius ? p.position - radius : 0;
-        const std::size_t e = std::min(all.size(), p.position + radius + 1);
-        return std::vector<DocId>(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(e));
+        const auto w = window(sources_.find(p.source)->second, p.position, radius);
+        return std::vector<DocId>(w.begin(), w.end());
+    }
+
+    /// The same for a chunk given as its document (the evidence builder's NeighbourFn,
+    /// answer/evidence.hpp's collection_neighbours): the stored chunks, in document order.
+    /// The chunk is found through its metadata "source" and "position" (as
+    /// Chunk::to_document writes them), checked against its key, else by its key among its
+    /// source's chunks; a chunk of no source of this collection has no neighbours.
+    /// O(log sources + radius), nothing rebuilt per call.
+    [[nodiscard]] std::vector<std::shared_ptr<const Document>> neighbours(const Document& chunk,
+                                                                          std::size_t radius) const {
+        std::vector<std::shared_ptr<const Document>> out;
+        const auto src = chunk.metadata.find("source");
+        const auto* source = src == chunk.metadata.end() ? nullptr : std::get_if<std::string>(&src->second);
+        const auto it = source ? sources_.find(*source) : sources_.end();
+        if (it == sources_.end()) return out;
+        const auto& all = it->second;
+        auto is_chunk = [&](std::size_t i) {
+            const auto d = retriever_.document(all[i]);
+            return d && d->id == chunk.id;
+        };
+        std::size_t position = all.size();
+        const auto pos = chunk.metadata.find("position");
+        if (const auto* p = pos == chunk.metadata.end() ? nullptr : std::get_if<double>(&pos->second);
+            p && *p >= 0 && *p < static_cast<double>(all.size()) && is_chunk(static_cast<std::size_t>(*p)))
+            position = static_cast<std::size_t>(*p);
+        for (std::size_t i = 0; i < all.size() && position == all.size(); ++i)
+            if (is_chunk(i)) position = i;
+        if (position == all.size()) return out;
+        for (DocId id : window(all, position, radius))
+            if (auto d = retriever_.document(id)) out.push_back(std::move(d));
+        return out;
     }
 
     /// The chunks of chunk `id`'s section (the parts of one heading's text), in document
@@ -231,6 +262,14 @@ public:
     [[nodiscard]] const CollectionOptions& options() const noexcept { return options_; }
 
 private:
+    /// The one neighbour window: positions [position - radius, position + radius] of a
+    /// source's chunks, clipped to the source.
+    static std::span<const DocId> window(const std::vector<DocId>& all, std::size_t position, std::size_t radius) {
+        const std::size_t b = position > radius ? position - radius : 0;
+        const std::size_t e = std::min(all.size(), position + radius + 1);
+        return std::span<const DocId>(all).subspan(b, e - b);
+    }
+
     static void check_id(const Document& source, const char* where) {
         if (source.id.empty())
             throw InvalidArgument(std::string("Collection::") + where + ": the source has no id (its path)");

@@ -21,7 +21,9 @@
 #include <initializer_list>
 #include <optional>
 #include <ranges>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +47,24 @@ struct Fused {
     std::vector<std::optional<std::size_t>> ranks;
 };
 
+/// The one validation of fusion parameters, used by reciprocal_rank_fusion and by the
+/// Retriever: `k` finite and >= 0; `weights` empty or one per list (`n_lists`), each
+/// finite and >= 0. Throws InvalidArgument whose message starts with `where` and counts
+/// the lists as `what` ("2 weights for 3 indexes").
+inline void check_fusion_options(double k, std::span<const double> weights, std::size_t n_lists,
+                                 std::string_view where, std::string_view what = "lists") {
+    const std::string at(where);
+    if (!std::isfinite(k) || k < 0)
+        throw InvalidArgument(at + ": rrf_k is " + std::to_string(k) + " (must be finite and >= 0)");
+    if (!weights.empty() && weights.size() != n_lists)
+        throw InvalidArgument(at + ": " + std::to_string(weights.size()) + " weights for " + std::to_string(n_lists) +
+                              " " + std::string(what));
+    for (std::size_t i = 0; i < weights.size(); ++i)
+        if (!std::isfinite(weights[i]) || weights[i] < 0)
+            throw InvalidArgument(at + ": weight " + std::to_string(i) + " is " + std::to_string(weights[i]) +
+                                  " (must be finite and >= 0)");
+}
+
 namespace detail {
 struct FusionAcc {
     double score = 0.0;
@@ -62,18 +82,9 @@ template <std::ranges::input_range Lists>
     using Id = std::remove_cvref_t<std::ranges::range_reference_t<std::ranges::range_reference_t<Lists>>>;
     static_assert(std::totally_ordered<Id>, "RRF ids must be totally ordered for the deterministic tie-break");
 
-    if (!std::isfinite(options.k) || options.k < 0)
-        throw InvalidArgument("reciprocal_rank_fusion: k is " + std::to_string(options.k) +
-                              " (must be finite and >= 0)");
     std::size_t n_lists = 0;
     for ([[maybe_unused]] const auto& l : lists) ++n_lists;
-    if (!options.weights.empty() && options.weights.size() != n_lists)
-        throw InvalidArgument("reciprocal_rank_fusion: " + std::to_string(options.weights.size()) +
-                              " weights for " + std::to_string(n_lists) + " lists");
-    for (std::size_t i = 0; i < options.weights.size(); ++i)
-        if (!std::isfinite(options.weights[i]) || options.weights[i] < 0)
-            throw InvalidArgument("reciprocal_rank_fusion: weight " + std::to_string(i) + " is " +
-                                  std::to_string(options.weights[i]) + " (must be finite and >= 0)");
+    check_fusion_options(options.k, options.weights, n_lists, "reciprocal_rank_fusion", "lists");
 
     std::vector<Fused<Id>> out;
     std::vector<detail::FusionAcc> acc;

@@ -6,7 +6,13 @@
 // returns results that carry the document, the fused score and, for every index, the
 // document's rank and score in that index's list (the trace).
 //
-// A Retriever models SearchIndex itself, so retrievers nest.
+// A Retriever models SearchIndex itself, so retrievers nest. Each level takes its own
+// options: a Retriever consumes the fusion knobs of the SearchOptions it is given
+// (candidates, rrf_k, weights) and forwards to index i either `per_index[i]` (its
+// allowed set intersected with the caller's) or, when `per_index` is empty, a copy
+// without the fusion knobs (the allowed set and the BM25 knobs kept). A nested
+// Retriever shares the outer one's documents (add_document(DocId,
+// shared_ptr<const Document>)): every document's text is stored once.
 //
 // Threading: `search` and every other const member are safe to call from many threads
 // at once (they allocate their own scratch and touch no shared mutable state); any
@@ -31,7 +37,6 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
-#include <ragpp/eval/evaluate.hpp>
 #include <ragpp/index/store.hpp>
 #include <ragpp/retrieve/fusion.hpp>
 
@@ -123,7 +128,7 @@ public:
     /// Validates and installs new defaults. Throws InvalidArgument (and keeps the old
     /// options) on a negative or non-finite k or weight, or a wrong number of weights.
     void set_options(RetrieverOptions options) {
-        check_fusion(options.rrf_k, options.weights, "RetrieverOptions");
+        check_fusion_options(options.rrf_k, options.weights, index_count, "RetrieverOptions", "indexes");
         options_ = std::move(options);
     }
     [[nodiscard]] const RetrieverOptions& options() const noexcept { return options_; }
@@ -139,9 +144,14 @@ public:
 
     /// The concept's form: index `doc` under a caller-chosen id (used when this
     /// Retriever is nested inside another one). Same all-or-nothing guarantee.
-    void add_document(DocId id, Document doc) {
+    void add_document(DocId id, Document doc) { add_document(id, std::make_shared<const Document>(std::move(doc))); }
+
+    /// The nested form: the outer Retriever hands its own stored document to an inner one,
+    /// which keeps the same pointer (no second copy of the text). Same guarantees;
+    /// InvalidArgument for a null pointer.
+    void add_document(DocId id, std::shared_ptr<const Document> doc) {
         auto stored = store_.insert(id, std::move(doc));
-        add_to_indexes<0>(id, *stored);
+        add_to_indexes<0>(id, stored);
     }
 
     /// Stores and indexes many documents at once; returns their ids, in order. An index
@@ -150,13 +160,13 @@ public:
     /// All or nothing: on any exception no index and not the store keep any of them.
     std::vector<DocId> add_documents(std::vector<Document> docs) {
         std::vector<DocId> ids;
-        std::vector<const Document*> stored;
+        std::vector<std::shared_ptr<const Document>> stored;
         ids.reserve(docs.size());
         stored.reserve(docs.size());
         try {
             for (auto& d : docs) {
                 const DocId id = store_.next_id();
-                stored.push_back(store_.insert(id, std::move(d)).get());
+                stored.push_back(store_.insert(id, std::move(d)));
                 ids.push_back(id);
             }
         } catch (...) {
@@ -182,8 +192,11 @@ public:
         remove_document(*id);
     }
 
-    /// The k best documents for `query`, fused. `options` is passed to every index
-    /// (allowed set, per-query knobs) and may override the fusion defaults.
+    /// The k best documents for `query`, fused. `options` may override this Retriever's
+    /// fusion defaults (candidates, rrf_k, weights); index i receives `per_index[i]` with
+    /// the allowed set intersected with `options.allowed`, or, when `per_index` is empty,
+    /// `options` without its fusion knobs. Throws InvalidArgument, naming the level
+    /// ("options.per_index[0]"), when the options of any nested level are invalid.
     [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k,
                                              const SearchOptions& options = {}) const {
         SearchTimings unused;
@@ -193,9 +206,9 @@ public:
     /// The same, recording the time of each stage in `timings`.
     [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k, const SearchOptions& options,
                                              SearchTimings& timings) const {
+        check_search_options(options);
         const double rrf_k = options.rrf_k.value_or(options_.rrf_k);
         const std::vector<double>& weights = options.weights.empty() ? options_.weights : options.weights;
-        check_fusion(rrf_k, weights, "Retriever::search");
         const std::size_t candidates = std::max(options.candidates.value_or(options_.candidates), k);
 
         // Each index's list, as ids and scores.
@@ -225,31 +238,6 @@ public:
         return out;
     }
 
-    /// Runs every question of `questions` and returns the per-question and overall
-    /// metrics (see eval/evaluate.hpp): the ranking evaluated is the whole fused list of
-    /// candidates, so a miss is classified as retrieval or ranking. Stage times are
-    /// recorded as "index 0", "index 1", ..., "fusion" unless `stage_names` names them.
-    [[nodiscard]] PipelineReport evaluate(const QuestionSet& questions, const SearchOptions& options = {},
-                                          std::string name = "retriever",
-                                          std::vector<std::string> stage_names = {}) const {
-        if (stage_names.empty())
-            for (std::size_t i = 0; i < index_count; ++i) stage_names.push_back("index " + std::to_string(i));
-        if (stage_names.size() != index_count)
-            throw InvalidArgument("Retriever::evaluate: " + std::to_string(stage_names.size()) + " stage names for " +
-                                  std::to_string(index_count) + " indexes");
-        const std::size_t all = options.candidates.value_or(options_.candidates) * index_count;
-        return ragpp::evaluate(std::move(name), questions, [&](std::string_view q, StageTimes& times) {
-            SearchTimings t;
-            const auto results = search(q, all, options, t);
-            for (std::size_t i = 0; i < index_count; ++i) times.emplace_back(stage_names[i], t.index_seconds[i]);
-            times.emplace_back("fusion", t.fusion_seconds);
-            std::vector<Retrieved> out;
-            out.reserve(results.size());
-            for (const auto& r : results) out.push_back({r.document ? r.document->id : std::to_string(r.id), r.score});
-            return out;
-        });
-    }
-
     /// Live documents.
     [[nodiscard]] std::size_t size() const noexcept { return store_.size(); }
     [[nodiscard]] const DocumentStore& store() const noexcept { return store_; }
@@ -262,25 +250,68 @@ public:
     template <std::size_t I>
     [[nodiscard]] const auto& index() const noexcept { return std::get<I>(indexes_); }
 
+    /// Validates the options of a search at every level: this Retriever's fusion knobs,
+    /// the size of `per_index` (0 or index_count), and, for each nested Retriever, the
+    /// options it will receive. Throws InvalidArgument naming the level (`level`, then
+    /// ".per_index[i]" for each step down).
+    static void check_search_options(const SearchOptions& options, const std::string& level = "options") {
+        const std::string where = "Retriever::search: " + level;
+        check_fusion_options(options.rrf_k.value_or(0.0), options.weights, index_count, where, "indexes");
+        if (!options.per_index.empty() && options.per_index.size() != index_count)
+            throw InvalidArgument(where + ".per_index: " + std::to_string(options.per_index.size()) +
+                                  " options for " + std::to_string(index_count) + " indexes (give none or one per index)");
+        if (!options.per_index.empty()) check_nested<0>(options, level);
+    }
+
 private:
-    static void check_fusion(double k, const std::vector<double>& weights, const char* where) {
-        if (!std::isfinite(k) || k < 0)
-            throw InvalidArgument(std::string(where) + ": rrf_k is " + std::to_string(k) +
-                                  " (must be finite and >= 0)");
-        if (!weights.empty() && weights.size() != index_count)
-            throw InvalidArgument(std::string(where) + ": " + std::to_string(weights.size()) + " weights for " +
-                                  std::to_string(index_count) + " indexes");
-        for (std::size_t i = 0; i < weights.size(); ++i)
-            if (!std::isfinite(weights[i]) || weights[i] < 0)
-                throw InvalidArgument(std::string(where) + ": weight " + std::to_string(i) + " is " +
-                                      std::to_string(weights[i]) + " (must be finite and >= 0)");
+    template <std::size_t I>
+    static void check_nested(const SearchOptions& options, const std::string& level) {
+        if constexpr (I < index_count) {
+            using Child = std::tuple_element_t<I, std::tuple<Indexes...>>;
+            if constexpr (requires { Child::check_search_options(options, level); })
+                Child::check_search_options(options.per_index[I], level + ".per_index[" + std::to_string(I) + "]");
+            check_nested<I + 1>(options, level);
+        }
+    }
+
+    /// The options index I receives (see search).
+    template <std::size_t I>
+    static const SearchOptions& forwarded(const SearchOptions& options, SearchOptions& scratch) {
+        if (!options.per_index.empty()) {
+            scratch = options.per_index[I];
+            if (options.allowed) {
+                if (scratch.allowed) {
+                    DocSet both = *scratch.allowed;
+                    both &= *options.allowed;
+                    scratch.allowed = std::make_shared<const DocSet>(std::move(both));
+                } else {
+                    scratch.allowed = options.allowed;
+                }
+            }
+            return scratch;
+        }
+        if (!options.candidates && !options.rrf_k && options.weights.empty()) return options;
+        scratch = options;
+        scratch.candidates.reset();
+        scratch.rrf_k.reset();
+        scratch.weights.clear();
+        return scratch;
+    }
+
+    /// Index I's add_document: a nested Retriever shares the stored document, any other
+    /// index reads it.
+    template <std::size_t I>
+    void add_one(DocId id, const std::shared_ptr<const Document>& doc) {
+        auto& index = std::get<I>(indexes_);
+        if constexpr (requires { index.add_document(id, doc); }) index.add_document(id, doc);
+        else index.add_document(id, *doc);
     }
 
     template <std::size_t I>
-    void add_to_indexes(DocId id, const Document& doc) {
+    void add_to_indexes(DocId id, const std::shared_ptr<const Document>& doc) {
         if constexpr (I < index_count) {
             try {
-                std::get<I>(indexes_).add_document(id, doc);
+                add_one<I>(id, doc);
             } catch (...) {
                 undo_add<I>(id);
                 throw;
@@ -289,16 +320,19 @@ private:
         }
     }
     template <std::size_t I>
-    void add_batch_to_indexes(const std::vector<DocId>& ids, const std::vector<const Document*>& docs) {
+    void add_batch_to_indexes(const std::vector<DocId>& ids, const std::vector<std::shared_ptr<const Document>>& docs) {
         if constexpr (I < index_count) {
             auto& index = std::get<I>(indexes_);
             std::size_t done = 0;  // documents index I holds when it fails one by one
             try {
                 if constexpr (requires { index.add_documents(std::span<const DocId>(ids),
-                                                             std::span<const Document* const>(docs)); }) {
-                    index.add_documents(std::span<const DocId>(ids), std::span<const Document* const>(docs));
+                                                             std::span<const Document* const>()); }) {
+                    std::vector<const Document*> raw;
+                    raw.reserve(docs.size());
+                    for (const auto& d : docs) raw.push_back(d.get());
+                    index.add_documents(std::span<const DocId>(ids), std::span<const Document* const>(raw));
                 } else {
-                    for (; done < ids.size(); ++done) index.add_document(ids[done], *docs[done]);
+                    for (; done < ids.size(); ++done) add_one<I>(ids[done], docs[done]);
                 }
             } catch (...) {
                 for (std::size_t j = 0; j < done; ++j) {
@@ -359,7 +393,8 @@ private:
         if constexpr (I < index_count) {
             if (weights.empty() || weights[I] > 0) {
                 const auto start = std::chrono::steady_clock::now();
-                auto hits = std::get<I>(indexes_).search(query, candidates, options);
+                SearchOptions scratch;
+                auto hits = std::get<I>(indexes_).search(query, candidates, forwarded<I>(options, scratch));
                 timings.index_seconds[I] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 ids[I].reserve(hits.size());
                 scores[I].reserve(hits.size());

@@ -1,0 +1,1 @@
+// A fake tree for ctest layers.checker.
