@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -36,7 +37,7 @@ std::string ranks_of(const ragpp::Result& r, cli::Mode mode) {
 }
 
 int run_ask(cli::ArgParser& p) {
-    auto engine = cli::Engine::load(p.get("DIR"), p.count("threads"));
+    auto engine = cli::Engine::open(p.get("DIR"), p.count("threads"));
     cli::apply_search_options(p, engine.config());
     cli::apply_rerank_options(p, engine.config());
     const auto mode = cli::parse_mode_or_default(p.get("mode"), engine.config());
@@ -59,7 +60,19 @@ int run_ask(cli::ArgParser& p) {
     }
     if (p.has("seed-nonce")) eo.nonce_mode = ragpp::NonceMode::content_hash;
 
-    auto results = engine.search(question, passages, mode, {}, reranker);
+    ragpp::EngineQuery q;
+    q.k = passages;
+    q.mode = mode;
+    for (const auto& f : p.all("filter")) {
+        cli::usage_of([&] { return ragpp::parse_filter(f); });  // a bad expression is a usage error
+        q.filter += (q.filter.empty() ? "(" : " and (") + f + ")";
+    }
+    q.principal = cli::principal(p);
+    q.reranker = reranker;
+    q.check_sources = cli::check_sources(p);
+    auto found = engine.search(question, q);
+    cli::warn_stale(found);
+    auto results = std::move(found.results);
     // Reranked: passages scoring below `relative-floor` times the best one are not evidence.
     const double floor = p.number("relative-floor");
     if (!(floor >= 0 && floor <= 1)) throw cli::UsageError("--relative-floor must be in [0, 1]");
@@ -130,6 +143,8 @@ int run_ask(cli::ArgParser& p) {
                                {"chunks", s.chunk_ids},
                                {"tokens", s.tokens},
                                {"truncated", s.truncated},
+                               {"stale", std::any_of(ev.flags.begin(), ev.flags.end(),
+                                                     [&](const auto& f) { return f.field == "stale" && f.sources[0] == s.number; })},
                                {"text", s.text}});
         nlohmann::json flags = nlohmann::json::array();
         for (const auto& f : ev.flags)
@@ -169,10 +184,14 @@ const cli::Register reg{{"ask", "the evidence block for a question (numbered, ci
                                          "the instructions above the sources ({nonce} is replaced by the block's nonce)")
                                  .flag("seed-nonce", "derive the nonce from the content (reproducible output) "
                                                      "instead of drawing it at random")
+                                 .repeated("filter", "EXPR",
+                                           "metadata filter, e.g. type=guide, 'version>=2' (several are and-ed)")
                                  .flag("json", "print JSON for programs");
                              cli::declare_search_options(p);
                              cli::declare_threads_option(p);
                              cli::declare_rerank_options(p);
+                             cli::declare_access_options(p);
+                             cli::declare_check_sources_option(p);
                              p.epilog("The evidence goes to stdout, the confidence to stderr. A refusal exits 0 too; "
                                       "--json says \"answered\": false.");
                          },

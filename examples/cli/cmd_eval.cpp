@@ -141,14 +141,21 @@ int run_eval(cli::ArgParser& p) {
 
     auto questions = ragpp::read_questions(p.get("QUESTIONS"));
     if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
-    auto docs = cli::load_corpus(p.get("CORPUS"), config, progress);
+    const auto engine = cli::Engine::build(p.get("CORPUS"), config, cli::corpus_options(p), progress);
+    const auto principal = cli::principal(p);
     // Labels written relative to the corpus folder's parent ("notes/errors.md:7" for the
     // corpus notes, or data/notes/...) are matched too; a set none of whose labels
     // matches a chunk is an error, not a table of zeros.
     std::vector<std::string> chunk_ids;
-    chunk_ids.reserve(docs.size());
-    for (const auto& d : docs) chunk_ids.push_back(d.id);
-    const std::string example_chunk = docs.empty() ? std::string("(none)") : docs.front().id;
+    chunk_ids.reserve(engine.size());
+    // Answer containment needs the passages' texts: kept when a question has an answer.
+    const bool answers = std::any_of(questions.begin(), questions.end(), [](const auto& q) { return q.answer.has_value(); });
+    std::unordered_map<std::string, std::string> texts;
+    engine.for_each_chunk([&](const ragpp::Document& d) {
+        chunk_ids.push_back(d.id);
+        if (answers) texts.emplace(d.id, d.text);
+    });
+    const std::string example_chunk = chunk_ids.empty() ? std::string("(none)") : chunk_ids.front();
     const auto check = ragpp::resolve_labels(questions, std::move(chunk_ids), corpus_prefixes(p.get("CORPUS")));
     if (check.none_match())
         throw ragpp::NotFoundError("question set '" + p.get("QUESTIONS") + "': none of its " +
@@ -156,11 +163,6 @@ int run_eval(cli::ArgParser& p) {
                                    p.get("CORPUS") + "' (label '" + check.unmatched.front() + "', chunk id '" +
                                    example_chunk + "'): labels are chunk ids ('path:line', or a path) relative to "
                                    "the corpus folder or to its parent");
-    // Answer containment needs the passages' texts: kept when a question has an answer.
-    std::unordered_map<std::string, std::string> texts;
-    if (std::any_of(questions.begin(), questions.end(), [](const auto& q) { return q.answer.has_value(); }))
-        for (const auto& d : docs) texts.emplace(d.id, d.text);
-    const auto engine = cli::Engine::build(std::move(docs), config, progress);
 
     const auto& unmatched = check.unmatched;
     if (check.resolved > 0)
@@ -195,7 +197,8 @@ int run_eval(cli::ArgParser& p) {
         for (const auto& r : reports)
             if (r.name() == name) throw cli::UsageError("--mode: pipeline '" + name + "' given twice");
         file_names.push_back(file);
-        reports.push_back(engine.evaluate(questions, m, name, progress, mode_rerankers[i], &confidences[i], modes[i].weights));
+        reports.push_back(engine.evaluate(questions, m, name, progress, principal, mode_rerankers[i], &confidences[i],
+                                          modes[i].weights));
         if (!texts.empty())
             ragpp::find_answers(
                 reports.back(),
@@ -295,6 +298,8 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                              cli::declare_threads_option(p);
                              cli::declare_search_options(p);
                              cli::declare_rerank_options(p);
+                             cli::declare_access_options(p);
+                             cli::declare_corpus_options(p);
                              p.epilog("Figures equal trec_eval's on the --run-dir files: trec_eval -c -m ndcg_cut -m recall "
                                       "-m recip_rank DIR/qrels.txt DIR/hybrid.run (run scores are rank-based so that "
                                       "trec_eval keeps our tie order).");

@@ -19,14 +19,14 @@ namespace {
 
 int run_rerank(cli::ArgParser& p) {
     cli::EngineConfig c;
-    c.reranker = p.get("reranker");
-    if (!c.reranker.starts_with("cross-encoder:"))
-        throw cli::UsageError("--reranker '" + c.reranker + "' is not cross-encoder:DIR");
+    const std::string reranker = p.get("reranker");
+    if (!reranker.starts_with("cross-encoder:"))
+        throw cli::UsageError("--reranker '" + reranker + "' is not cross-encoder:DIR");
     c.threads = p.count("threads");
     c.quantize = p.get("quantize");
     if (c.quantize != "none" && c.quantize != "int8") throw cli::UsageError("--quantize must be none or int8");
     const auto passages = cli::texts_from(p, "PASSAGE");
-    const auto scores = cli::rerank_texts(c, p.get("QUERY"), passages);
+    const auto scores = cli::rerank_texts(c, reranker, p.get("QUERY"), passages);
     for (std::size_t i = 0; i < passages.size(); ++i)
         std::cout << nlohmann::json{{"passage", passages[i]}, {"score", scores[i]}}.dump() << '\n';
     return 0;

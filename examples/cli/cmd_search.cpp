@@ -24,7 +24,7 @@ std::string first_lines(const std::string& text, std::size_t max_chars) {
 }
 
 int run_search(cli::ArgParser& p) {
-    auto engine = cli::Engine::load(p.get("DIR"), p.count("threads"));
+    auto engine = cli::Engine::open(p.get("DIR"), p.count("threads"));
     cli::apply_search_options(p, engine.config());
     cli::apply_rerank_options(p, engine.config());
     const std::string reranker = cli::check_reranker(p.get("rerank"));
@@ -35,7 +35,16 @@ int run_search(cli::ArgParser& p) {
         cli::usage_of([&] { return ragpp::parse_filter(f); });  // a bad expression is a usage error
         filter += (filter.empty() ? "(" : " and (") + f + ")";
     }
-    const auto results = engine.search(p.get("QUERY"), k, mode, filter, reranker);
+    ragpp::EngineQuery q;
+    q.k = k;
+    q.mode = mode;
+    q.filter = filter;
+    q.principal = cli::principal(p);
+    q.reranker = reranker;
+    q.check_sources = cli::check_sources(p);
+    const auto found = engine.search(p.get("QUERY"), q);
+    cli::warn_stale(found);
+    const auto& results = found.results;
     const char* names[] = {"bm25", "vector"};
     if (p.has("json")) {
         nlohmann::json j = nlohmann::json::array();
@@ -46,7 +55,7 @@ int run_search(cli::ArgParser& p) {
                 trace[names[x]] = r.trace[x].rank ? nlohmann::json{{"rank", *r.trace[x].rank}, {"score", *r.trace[x].score}}
                                                   : nlohmann::json(nullptr);
             nlohmann::json item{{"rank", i + 1}, {"id", r.document->id}, {"citation", cli::citation(*r.document)},
-                                {"score", r.score}, {"trace", trace}, {"text", r.document->text}};
+                                {"score", r.score}, {"trace", trace}, {"stale", r.stale}, {"text", r.document->text}};
             if (r.rerank)
                 item["rerank"] = {{"score", r.rerank->reranker_score}, {"fused_rank", r.rerank->fused_rank},
                                   {"fused_score", r.rerank->fused_score}};
@@ -62,7 +71,8 @@ int run_search(cli::ArgParser& p) {
             std::printf("%2zu. %s\n    %s %.4f (fused #%zu %.4f)", i + 1, cli::citation(*r.document).c_str(),
                         reranker.c_str(), r.rerank->reranker_score, r.rerank->fused_rank, r.rerank->fused_score);
         else
-            std::printf("%2zu. %s\n    fused %.4f", i + 1, cli::citation(*r.document).c_str(), r.score);
+            std::printf("%2zu. %s%s\n    fused %.4f", i + 1, cli::citation(*r.document).c_str(),
+                        r.stale ? "  (stale: the source changed)" : "", r.score);
         for (std::size_t x = 0; x < r.trace.size(); ++x) {
             if (r.trace[x].rank) std::printf("   %s #%zu (%.3f)", names[x], *r.trace[x].rank, *r.trace[x].score);
             else std::printf("   %s -", names[x]);
@@ -91,6 +101,8 @@ const cli::Register reg{{"search", "search an index folder; print citations, fus
                                       "rerank the fused candidates: none, proximity, softmatch or cross-encoder:DIR",
                                       "none");
                              cli::declare_rerank_options(p);
+                             cli::declare_access_options(p);
+                             cli::declare_check_sources_option(p);
                          },
                          run_search}};
 

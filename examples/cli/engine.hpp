@@ -1,18 +1,21 @@
-// The ragpp tool's engine: a BM25 + vector hybrid retriever whose analyzer and
-// embedder are chosen by name at run time, built from a corpus or loaded from an index
-// folder. Heavy templates are instantiated once, in engine.cpp; the subcommands see
-// only this small interface.
+// The ragpp tool's side of ragpp::Engine (include/ragpp/engine/engine.hpp): the
+// options that shape an engine and a query, read from the command line, progress bars,
+// and cli::Engine, a compile firewall: it forwards to a ragpp::Engine that only
+// engine.cpp instantiates, so the subcommands include only the light
+// ragpp/engine/config.hpp. The engine itself (corpus, index folder, incremental sync,
+// freshness, access) is the library's.
 #pragma once
 
 #include <ragpp/answer/evidence.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/embed/embedder.hpp>
-#include <ragpp/eval/evaluate.hpp>
+#include <ragpp/engine/config.hpp>
 #include <ragpp/rerank/proximity.hpp>
+#include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/question.hpp>
-#include <ragpp/retrieve/retriever.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,32 +25,8 @@
 
 namespace cli {
 
-/// Everything that shapes an index, from the command line.
-struct EngineConfig {
-    std::string analyzer = "english";
-    /// hashing[:DIM] | model2vec:DIR | vectors:FILE
-    std::string embedder = "hashing";
-    std::string query_prefix, passage_prefix;
-    /// Transformer embedders and cross-encoders: weights as float32 ("none") or "int8".
-    std::string quantize = "none";
-    /// Threads of transformer embedding and reranking (0: every core).
-    std::size_t threads = 0;
-    std::string variant = "lucene";
-    double k1 = 0.9, b = 0.4, delta = 0.5;
-    std::size_t max_tokens = 400;
-    std::optional<std::size_t> overlap;
-    double rrf_k = 60;
-    std::vector<double> weights{1.0, 1.0};
-    std::size_t candidates = 100;
-    /// At most this many chunks of one source file in the top k (0: no cap).
-    std::size_t per_source = 3;
-    /// BM25F weights of title, headings and path per query (unset: the index's).
-    std::optional<ragpp::FieldWeights> field_weights;
-    // --- reranking: none | proximity | softmatch | cross-encoder:DIR ---
-    std::string reranker = "none";
-    std::size_t rerank_candidates = 50;
-    double rerank_weight = 0.0;
-};
+using EngineConfig = ragpp::EngineConfig;
+using Mode = ragpp::SearchMode;
 
 /// Declares the index-shaping options on a parser, and reads them back.
 void declare_engine_options(ArgParser& p, bool with_chunking = true);
@@ -66,11 +45,22 @@ void apply_rerank_options(const ArgParser& p, EngineConfig& c);
 /// Throws UsageError unless `name` is none, proximity, softmatch or cross-encoder:DIR.
 const std::string& check_reranker(const std::string& name);
 
-enum class Mode { bm25, vector, hybrid };
+/// --as GROUP[,GROUP...] and --as-all (search, ask, eval), and the Principal they name:
+/// without either, a principal with no group (documents without groups only).
+void declare_access_options(ArgParser& p);
+ragpp::Principal principal(const ArgParser& p);
+/// --check-sources on|off (search, ask).
+void declare_check_sources_option(ArgParser& p);
+bool check_sources(const ArgParser& p);
+/// --follow-symlinks and --skip-unreadable (index, eval).
+void declare_corpus_options(ArgParser& p);
+ragpp::CorpusOptions corpus_options(const ArgParser& p);
+/// The scan's notes and one warning per stale source, on stderr.
+void print_notes(const std::vector<std::string>& notes);
+void warn_stale(const ragpp::EngineResults& r);
+
 Mode parse_mode(const std::string& name);
-/// The pipeline without --mode: bm25 with the built-in hashing embedder (not a semantic
-/// model: fused with it, BM25 gets worse), hybrid with a semantic one (model2vec:,
-/// vectors:, transformer:).
+/// The pipeline without --mode (ragpp::default_search_mode).
 Mode default_mode(const EngineConfig& c);
 /// --mode's value, or default_mode(c) when it is empty.
 Mode parse_mode_or_default(const std::string& name, const EngineConfig& c);
@@ -84,63 +74,52 @@ PipelineSpec parse_pipeline(const std::string& spec);
 /// "W1,W2" -> two weights >= 0; UsageError naming `what` otherwise.
 std::vector<double> parse_weights(const std::string& text, const std::string& what);
 
-/// Documents of a corpus: a folder of .md/.rst/.txt files (chunked; ids are paths
-/// relative to the folder), a .jsonl file ({"_id"|"id", "title"?, "text", "metadata"?}
-/// per line) or a BEIR folder (corpus.jsonl).
-std::vector<ragpp::Document> load_corpus(const std::filesystem::path& corpus, const EngineConfig& config, bool progress);
-
+/// A ragpp::Engine (see the top of this file); errors are the library's, except a query
+/// without any searchable term, a usage error.
 class Engine {
 public:
-    /// Indexes `docs` (progress on stderr when `progress`).
-    static Engine build(std::vector<ragpp::Document> docs, EngineConfig config, bool progress);
-    /// Loads an index folder written by save(); `threads` for a transformer embedder
-    /// and cross-encoders (0: every core).
-    static Engine load(const std::filesystem::path& dir, std::size_t threads = 0);
-    /// Writes manifest.json, documents.jsonl, bm25.idx and vector.idx into `dir`.
-    void save(const std::filesystem::path& dir) const;
+    /// ragpp::Engine::build, with a progress bar on stderr when `progress` and the scan's notes.
+    static Engine build(const std::filesystem::path& corpus, const EngineConfig& config,
+                        const ragpp::CorpusOptions& options, bool progress);
+    static Engine open(const std::filesystem::path& dir, std::size_t threads = 0);
+    Engine(Engine&&) noexcept;
+    Engine& operator=(Engine&&) noexcept;
+    ~Engine();
 
+    void save(const std::filesystem::path& dir) const;
+    /// ragpp::Engine::sync with a progress bar and the scan's notes.
+    ragpp::SyncCounts sync(const std::filesystem::path& corpus, const ragpp::CorpusOptions& options, bool progress);
+    [[nodiscard]] ragpp::EngineResults search(const std::string& query, const ragpp::EngineQuery& q) const;
+    /// ragpp::Engine::evaluate with a progress bar.
+    [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
+                                                 bool progress, const ragpp::Principal& principal,
+                                                 const std::string& reranker = "none",
+                                                 std::vector<double>* confidences = nullptr,
+                                                 const std::vector<double>& weights = {}) const;
+    [[nodiscard]] ragpp::ProximityBreakdown explain(const std::string& question, const ragpp::Document& doc) const;
+    [[nodiscard]] ragpp::NeighbourFn neighbours() const;
+    /// Calls f(chunk) for every chunk of the index, in DocId order.
+    void for_each_chunk(const std::function<void(const ragpp::Document&)>& f) const;
     [[nodiscard]] const EngineConfig& config() const;
     EngineConfig& config();
+    /// Chunks, and source files.
     [[nodiscard]] std::size_t size() const;
-
-    /// The k best results of one pipeline; `filter` in the parse_filter syntax (empty: none).
-    [[nodiscard]] std::vector<ragpp::Result> search(const std::string& query, std::size_t k, Mode mode,
-                                                    const std::string& filter = {}) const;
-    /// Every question through one pipeline: the whole candidate list is evaluated;
-    /// stages are analysis, bm25, embedding, vector, fusion.
-    [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
-                                                 bool progress) const;
-    /// The same, reranked by `reranker` (none, proximity, softmatch): the first
-    /// config().rerank_candidates fused results re-scored, k kept.
-    [[nodiscard]] std::vector<ragpp::Result> search(const std::string& query, std::size_t k, Mode mode,
-                                                    const std::string& filter, const std::string& reranker) const;
-    /// evaluate() with a rerank stage (stage "rerank"); when `confidences` is given, it
-    /// receives each question's abstention confidence (answer/abstain.hpp), in order.
-    [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
-                                                 bool progress, const std::string& reranker,
-                                                 std::vector<double>* confidences,
-                                                 const std::vector<double>& weights = {}) const;
-    /// Which words of `question` occur in `doc` (the proximity reranker's breakdown).
-    [[nodiscard]] ragpp::ProximityBreakdown explain(const std::string& question, const ragpp::Document& doc) const;
-    /// The chunks around a chunk, for evidence neighbour expansion.
-    [[nodiscard]] ragpp::NeighbourFn neighbours() const;
-    /// Labels of `questions` that match no document of the index (reported, not hidden).
-    [[nodiscard]] std::vector<std::string> unmatched_labels(const ragpp::QuestionSet& questions) const;
+    [[nodiscard]] std::size_t source_count() const;
 
     struct Impl;
 
 private:
-    explicit Engine(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
-    std::shared_ptr<Impl> impl_;
+    explicit Engine(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
 };
 
 /// Embeds `texts` with the embedder `config` names (the `ragpp embed` subcommand);
 /// a progress bar on stderr when `progress`.
 ragpp::RowMatrixXf embed_texts(const EngineConfig& config, const std::vector<std::string>& texts, ragpp::Role role,
                                bool progress);
-/// Scores each passage with the reranker `config.reranker` names (`ragpp rerank`): a
+/// Scores each passage with the cross-encoder `reranker` names (`ragpp rerank`): a
 /// cross-encoder's raw logit.
-std::vector<double> rerank_texts(const EngineConfig& config, const std::string& query,
+std::vector<double> rerank_texts(const EngineConfig& config, const std::string& reranker, const std::string& query,
                                  const std::vector<std::string>& passages);
 /// Declares --threads (0: every core).
 void declare_threads_option(ArgParser& p);

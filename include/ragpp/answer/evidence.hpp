@@ -45,6 +45,10 @@
 // path; the same heading path under different titles ("Install > Ports" of the 1.0 and
 // the 2.0 guide); the same section title ("Ports": the section's own heading).
 //
+// Stale sources. A Result marked `stale` (its source changed after it was indexed, see
+// engine/engine.hpp) adds a note (a flag of field "stale") telling the model that the
+// quoted text may be outdated.
+//
 // Forgery. Passages and citations go through neutralize() (answer/neutralize.hpp): a
 // document cannot write a source marker, a delimiter or an instruction line. Every
 // passage line is quoted with "> ", so it never starts a structural line, and the
@@ -321,9 +325,20 @@ public:
     [[nodiscard]] Evidence build(std::string_view question, std::span<const Result> results,
                                  const NeighbourFn& neighbours = {}) const {
         std::vector<std::shared_ptr<const Document>> docs;
+        std::set<std::string> stale;
         for (const auto& r : results)
-            if (r.document) docs.push_back(r.document);
-        return build(question, std::span<const std::shared_ptr<const Document>>(docs), neighbours);
+            if (r.document) {
+                docs.push_back(r.document);
+                if (r.stale) stale.insert(r.document->id);
+            }
+        Evidence ev = build(question, std::span<const std::shared_ptr<const Document>>(docs), neighbours);
+        // Results flagged stale (their source changed after indexing): a note per source.
+        for (const auto& s : ev.sources)
+            if (std::any_of(s.chunk_ids.begin(), s.chunk_ids.end(), [&](const auto& id) { return stale.count(id) != 0; }))
+                ev.flags.push_back({{s.number}, s.location, "stale", {"changed"},
+                                    "Source [" + std::to_string(s.number) + "] changed after it was indexed: the "
+                                    "quoted text may be outdated; say so if the answer relies on it."});
+        return ev;
     }
 
     /// The same from documents, best first (null entries are skipped).

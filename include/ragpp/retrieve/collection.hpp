@@ -89,6 +89,43 @@ public:
         return insert(source.id, chunk_document(source, options_.chunking));
     }
 
+    /// Adds already-made chunk documents, in document order, as the source `source_id` (chunks
+    /// with extra metadata, or a corpus whose documents are not chunked). A chunk's section is
+    /// its metadata "section" when it is a string, else its id. Same guarantees as add().
+    std::vector<DocId> add_chunks(const std::string& source_id, std::vector<Document> chunks) {
+        check_id(Document{source_id, {}, {}}, "add_chunks");
+        if (sources_.count(source_id) != 0)
+            throw DuplicateError("Collection::add_chunks: source '" + source_id + "' is already present");
+        std::vector<std::string> sections;
+        for (const auto& d : chunks) sections.push_back(section_field(d));
+        return insert_documents(source_id, std::move(chunks), sections);
+    }
+
+    /// Registers chunks the retriever already holds (one reassembled from disk) as the source
+    /// `source_id`, in document order. Throws DuplicateError when the source or one of the
+    /// chunks is already registered, NotFoundError when the retriever lacks an id; nothing
+    /// changes then.
+    void adopt(const std::string& source_id, const std::vector<DocId>& ids) {
+        check_id(Document{source_id, {}, {}}, "adopt");
+        if (sources_.count(source_id) != 0)
+            throw DuplicateError("Collection::adopt: source '" + source_id + "' is already present");
+        std::vector<std::shared_ptr<const Document>> docs;
+        for (DocId id : ids) {
+            if (places_.count(id) != 0 || std::count(ids.begin(), ids.end(), id) > 1)
+                throw DuplicateError("Collection::adopt: chunk " + std::to_string(id) + " of '" + source_id +
+                                     "' is already registered");
+            auto d = retriever_.document(id);
+            if (!d) throw NotFoundError("Collection::adopt: the retriever holds no chunk " + std::to_string(id));
+            MetadataIndex::validate(d->metadata, "chunk '" + d->id + "'");
+            docs.push_back(std::move(d));
+        }
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            metadata_.add_document(ids[i], docs[i]->metadata);
+            places_.emplace(ids[i], ChunkPlace{source_id, section_field(*docs[i]), i});
+        }
+        sources_.emplace(source_id, ids);
+    }
+
     /// Removes every chunk of `source_id`. Throws NotFoundError (nothing changes) when absent.
     void remove(std::string_view source_id) {
         auto it = sources_.find(source_id);
@@ -117,6 +154,21 @@ public:
         }
     }
 
+    /// add_chunks(), or the replacement of the chunks of the source `source_id`, as update().
+    std::vector<DocId> update_chunks(const std::string& source_id, std::vector<Document> chunks) {
+        auto it = sources_.find(source_id);
+        if (it == sources_.end()) return add_chunks(source_id, std::move(chunks));
+        std::vector<std::shared_ptr<const Document>> old;
+        for (DocId id : it->second) old.push_back(retriever_.document(id));
+        remove(source_id);
+        try {
+            return add_chunks(source_id, std::move(chunks));
+        } catch (...) {
+            restore(source_id, old);
+            throw;
+        }
+    }
+
     [[nodiscard]] bool contains(std::string_view source_id) const { return sources_.find(source_id) != sources_.end(); }
     /// The chunks of `source_id` in document order (empty when absent).
     [[nodiscard]] std::vector<DocId> chunks_of(std::string_view source_id) const {
@@ -129,6 +181,8 @@ public:
         return it == places_.end() ? nullptr : &it->second;
     }
     [[nodiscard]] std::size_t source_count() const noexcept { return sources_.size(); }
+    /// Every source id with its chunks in document order, sorted by source id.
+    [[nodiscard]] const std::map<std::string, std::vector<DocId>, std::less<>>& sources() const noexcept { return sources_; }
     [[nodiscard]] std::size_t chunk_count() const noexcept { return places_.size(); }
 
     /// The chunks `principal` may read among those passing `filter`.
@@ -226,21 +280,39 @@ private:
         return *p;
     }
 
+    static std::string section_field(const Document& d) {
+        const auto it = d.metadata.find("section");
+        const auto* s = it == d.metadata.end() ? nullptr : std::get_if<std::string>(&it->second);
+        return s ? *s : d.id;
+    }
+
     /// Adds chunks as the source `source_id`; all or nothing.
     std::vector<DocId> insert(const std::string& source_id, std::vector<Chunk> chunks) {
         std::vector<Document> docs;
+        std::vector<std::string> sections;
         docs.reserve(chunks.size());
         for (const auto& c : chunks) {
             docs.push_back(c.to_document());
-            MetadataIndex::validate(docs.back().metadata, "chunk '" + c.id + "'");
+            sections.push_back(c.section);
         }
+        return insert_documents(source_id, std::move(docs), sections);
+    }
+
+    std::vector<DocId> insert_documents(const std::string& source_id, std::vector<Document> docs,
+                                        const std::vector<std::string>& sections) {
+        for (const auto& d : docs) MetadataIndex::validate(d.metadata, "chunk '" + d.id + "'");
         std::vector<DocId> ids;
         try {
-            for (std::size_t i = 0; i < docs.size(); ++i) {
-                const DocId id = retriever_.add_document(docs[i]);
-                ids.push_back(id);
-                metadata_.add_document(id, docs[i].metadata);
-                places_.emplace(id, ChunkPlace{source_id, chunks[i].section, i});
+            // A retriever that adds in batches (Retriever::add_documents, all or nothing) gets
+            // the source's chunks at once: a batching embedder embeds them together.
+            if constexpr (requires(R& r, std::vector<Document> v) { r.add_documents(std::move(v)); }) {
+                ids = retriever_.add_documents(std::move(docs));
+            } else {
+                for (auto& d : docs) ids.push_back(retriever_.add_document(std::move(d)));
+            }
+            for (std::size_t i = 0; i < ids.size(); ++i) {
+                metadata_.add_document(ids[i], retriever_.document(ids[i])->metadata);
+                places_.emplace(ids[i], ChunkPlace{source_id, sections[i], i});
             }
             sources_.emplace(source_id, ids);
         } catch (...) {

@@ -1,0 +1,105 @@
+// ragpp: the light half of engine/engine.hpp: EngineConfig, SearchMode, EngineQuery,
+// EngineResults, SyncCounts. A translation unit that only fills these in (a command-line
+// front end, say) does not pay for the indexes and embedders engine.hpp instantiates.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ragpp/core/error.hpp>
+#include <ragpp/core/types.hpp>
+#include <ragpp/filter/access.hpp>
+#include <ragpp/io/corpus.hpp>
+#include <ragpp/retrieve/retriever.hpp>
+
+namespace ragpp {
+
+/// Everything that shapes an engine. The first group shapes the index (a change needs a
+/// rebuild, see same_index_settings); the rest are search-time knobs, saved as defaults.
+struct EngineConfig {
+    std::string analyzer = "english";
+    /// hashing[:DIM] | model2vec:DIR | vectors:FILE | transformer:DIR (embed/dispatch.hpp)
+    std::string embedder = "hashing";
+    std::string query_prefix, passage_prefix;
+    /// Transformer embedders and cross-encoders: weights as float32 ("none") or "int8".
+    std::string quantize = "none";
+    std::string variant = "lucene";
+    double delta = 0.5;
+    std::size_t max_tokens = 400;
+    std::optional<std::size_t> overlap;
+    // --- search-time ---
+    /// Threads of transformer embedding and reranking (0: every core); not saved.
+    std::size_t threads = 0;
+    double k1 = 0.9, b = 0.4;
+    double rrf_k = 60;
+    std::vector<double> weights{1.0, 1.0};
+    std::size_t candidates = 100;
+    /// At most this many chunks of one source file in the top k (0: no cap).
+    std::size_t per_source = 3;
+    /// BM25F weights of title, headings and path per query (unset: the index's).
+    std::optional<FieldWeights> field_weights;
+    std::size_t rerank_candidates = 50;
+    double rerank_weight = 0.0;
+};
+
+/// Whether two configurations build the same index (analyzer, embedder, prefixes,
+/// quantization, BM25 variant and delta, chunking).
+[[nodiscard]] inline bool same_index_settings(const EngineConfig& a, const EngineConfig& b) {
+    return a.analyzer == b.analyzer && a.embedder == b.embedder && a.query_prefix == b.query_prefix &&
+           a.passage_prefix == b.passage_prefix && a.quantize == b.quantize && a.variant == b.variant &&
+           a.delta == b.delta && a.max_tokens == b.max_tokens && a.overlap == b.overlap;
+}
+
+enum class SearchMode { bm25, vector, hybrid };
+[[nodiscard]] inline std::string search_mode_name(SearchMode m) {
+    return m == SearchMode::bm25 ? "bm25" : m == SearchMode::vector ? "vector" : "hybrid";
+}
+/// bm25 with the built-in hashing embedder (not a semantic model: fused with it, BM25 gets
+/// worse), hybrid with a semantic one.
+[[nodiscard]] inline SearchMode default_search_mode(const EngineConfig& c) {
+    return c.embedder.rfind("hashing", 0) == 0 ? SearchMode::bm25 : SearchMode::hybrid;
+}
+/// Throws InvalidArgument unless `name` is none, proximity, softmatch or cross-encoder:DIR.
+inline void check_reranker_name(std::string_view name) {
+    if (name != "none" && name != "proximity" && name != "softmatch" &&
+        !(name.starts_with("cross-encoder:") && name.size() > 14))
+        throw InvalidArgument("reranker '" + std::string(name) + "' is not none, proximity, softmatch or cross-encoder:DIR");
+}
+
+/// One query to Engine::search.
+struct EngineQuery {
+    std::size_t k = 5;
+    SearchMode mode = SearchMode::bm25;
+    /// A filter in parse_filter's syntax (filter/filter.hpp); empty: none.
+    std::string filter;
+    /// Who asks. The default has no group: it sees only documents without "groups".
+    Principal principal;
+    /// none, proximity, softmatch or cross-encoder:DIR.
+    std::string reranker = "none";
+    /// Check each result's source against the manifest (see the header comment).
+    bool check_sources = true;
+};
+
+struct EngineResults {
+    /// Best first; Result::stale set on chunks of changed sources.
+    std::vector<Result> results;
+    /// Sources of returned chunks that changed since indexing, and deleted sources whose
+    /// chunks were excluded (paths, sorted).
+    std::vector<std::string> stale_sources, deleted_sources;
+};
+
+/// What sync() did, in sources (files) and chunks.
+struct SyncCounts {
+    std::size_t added = 0, changed = 0, removed = 0, unchanged = 0;
+    /// Chunks and sources in the engine afterwards.
+    std::size_t chunks = 0, sources = 0;
+};
+
+/// Progress of build/sync: (stage, done, total).
+using EngineProgress = std::function<void(std::string_view, std::size_t, std::size_t)>;
+
+}  // namespace ragpp

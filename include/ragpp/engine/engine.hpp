@@ -1,0 +1,786 @@
+// ragpp: Engine, a persistent, incremental, access-checked search engine over a corpus
+// folder: the engine of the `ragpp` tool, usable from C++ (the tool is its thin client).
+//
+//   EngineConfig c;                                   // analyzer, embedder, BM25, chunking, fusion
+//   auto e = Engine::build("notes", c);               // scan, chunk, index
+//   e.save("idx");                                    // a new generation of the folder idx
+//   auto e2 = Engine::open("idx");                    // the current generation, checked
+//   auto counts = e2.sync("notes");                   // re-reads only what changed
+//   EngineQuery q;  q.k = 5;  q.principal = Principal::with_groups({"admins"});
+//   auto r = e2.search("how long to reset?", q);      // r.results[i].stale, r.stale_sources
+//
+// Pieces (each from the layer below):
+//  - Collection<Retriever<BM25Index<AnyAnalyzer>, VectorIndex<AnyEmbedder>>>: sources,
+//    chunk places and access (AccessPolicy(Unlabeled::allow): a chunk without "groups" is
+//    public; a chunk with groups is visible only to a Principal sharing one;
+//    Principal::system() sees everything). The analyzer and the embedder are chosen by
+//    name at run time (AnyAnalyzer, AnyEmbedder: type erasure at the edge).
+//  - A corpus is a folder of .md/.markdown/.rst/.txt files (io/corpus.hpp: each file one
+//    source, chunked by its format; the source id is its path relative to the folder),
+//    or a single-file corpus: a .jsonl file ({"_id"|"id", "title"?, "text", "metadata"?}
+//    per line) or a BEIR folder (corpus.jsonl). A single-file corpus is ONE source (the
+//    file) whose chunks are its documents, unchunked.
+//  - save(dir) writes a generation (io/generations.hpp): parts documents.jsonl (one line
+//    per chunk, in DocId order: docid, source, id, text, metadata), bm25.idx and
+//    vector.idx, every part checksummed by the generation's manifest; its info holds the
+//    settings the index was built with, the SourceManifest (path, size, mtime, content
+//    hash, chunk ids of each source), the corpus root and the counts. open(dir) checks
+//    every part, then that the parts agree: as many documents in each index as in
+//    documents.jsonl, the same DocIds, the counts of info; FormatError naming the folder
+//    otherwise.
+//  - sync(corpus) scans the corpus, diffs it against the manifest (io/sources.hpp) and
+//    removes deleted sources, re-chunks and re-indexes changed ones, adds new ones;
+//    unchanged sources keep their chunks and DocIds. For a single-file corpus it
+//    re-reads the whole file when it changed. After a sync, searches equal a fresh
+//    build's (same chunks, same scores; DocIds differ, so chunks of equal score may come
+//    in another order).
+//  - Freshness (EngineQuery::check_sources, on by default): search() checks the source of
+//    each result against the manifest (stat; content hash only when size or mtime
+//    differ). A deleted source's chunks are never returned: they are excluded and the
+//    search runs again, so the next results fill k. A changed source's chunks are
+//    returned with Result::stale set (and listed in EngineResults::stale_sources); the
+//    evidence block then tells the model the quoted text may be outdated.
+//
+// Errors: InvalidArgument (a bad setting or reranker name), NotFoundError (no corpus, no
+// index), FormatError (an index folder that fails a check), ParseError and IoError from
+// the corpus. A failed build, open or sync leaves nothing half done: sync works on the
+// engine in memory and the folder changes only through save()'s atomic commit.
+//
+// Threading: const members (search, evaluate) may run concurrently; sync needs exclusive
+// access.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include <ragpp/answer/abstain.hpp>
+#include <ragpp/answer/evidence.hpp>
+#include <ragpp/chunk/chunker.hpp>
+#include <ragpp/core/error.hpp>
+#include <ragpp/core/types.hpp>
+#include <ragpp/detail/file_io.hpp>
+#include <ragpp/embed/dispatch.hpp>
+#include <ragpp/engine/config.hpp>
+#include <ragpp/embed/embedder.hpp>
+#include <ragpp/embed/hashing.hpp>
+#include <ragpp/eval/evaluate.hpp>
+#include <ragpp/eval/question.hpp>
+#include <ragpp/filter/access.hpp>
+#include <ragpp/filter/filter.hpp>
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/index/vector.hpp>
+#include <ragpp/io/beir.hpp>
+#include <ragpp/io/corpus.hpp>
+#include <ragpp/io/generations.hpp>
+#include <ragpp/io/metadata_json.hpp>
+#include <ragpp/io/sources.hpp>
+#include <ragpp/rerank/cross_encoder.hpp>
+#include <ragpp/rerank/proximity.hpp>
+#include <ragpp/rerank/reranker.hpp>
+#include <ragpp/rerank/soft_match.hpp>
+#include <ragpp/retrieve/collection.hpp>
+#include <ragpp/retrieve/diversify.hpp>
+#include <ragpp/retrieve/retriever.hpp>
+#include <ragpp/text/analyzer.hpp>
+
+namespace ragpp {
+
+namespace detail::engine {
+// Time spent analysing and embedding by the current thread, read by Engine::evaluate to
+// split each index's time into its stages.
+inline thread_local double analysis_seconds = 0;
+inline thread_local double embedding_seconds = 0;
+using Clock = std::chrono::steady_clock;
+}  // namespace detail::engine
+
+/// An analyzer chosen by name (text/analyzer.hpp's with_analyzer), type-erased.
+class AnyAnalyzer {
+public:
+    explicit AnyAnalyzer(std::string name) : name_(std::move(name)) {
+        fn_ = with_analyzer(name_, [](auto analyzer) -> Fn {
+            return [analyzer](std::string_view text, std::vector<std::string>& out) { analyzer.analyze(text, out); };
+        });
+    }
+    void analyze(std::string_view text, std::vector<std::string>& out) const {
+        const auto t0 = detail::engine::Clock::now();
+        fn_(text, out);
+        detail::engine::analysis_seconds += std::chrono::duration<double>(detail::engine::Clock::now() - t0).count();
+    }
+    [[nodiscard]] std::string_view name() const noexcept { return name_; }
+
+private:
+    using Fn = std::function<void(std::string_view, std::vector<std::string>&)>;
+    std::string name_;
+    Fn fn_;
+};
+static_assert(Analyzer<AnyAnalyzer>);
+
+/// An embedder chosen by spec at run time, type-erased and shared (copies share the model).
+class AnyEmbedder {
+public:
+    template <Embedder E>
+    explicit AnyEmbedder(E embedder, std::string spec)
+        : impl_(std::make_shared<const Model<E>>(std::move(embedder))), spec_(std::move(spec)) {}
+
+    [[nodiscard]] std::size_t dimension() const { return impl_->dimension(); }
+    [[nodiscard]] Eigen::VectorXf embed(std::string_view text, Role role) const {
+        const auto t0 = detail::engine::Clock::now();
+        Eigen::VectorXf v = impl_->embed(text, role);
+        detail::engine::embedding_seconds += std::chrono::duration<double>(detail::engine::Clock::now() - t0).count();
+        return v;
+    }
+    [[nodiscard]] RowMatrixXf embed_batch(std::span<const std::string> texts, Role role) const {
+        const auto t0 = detail::engine::Clock::now();
+        RowMatrixXf m = impl_->embed_batch(texts, role);
+        detail::engine::embedding_seconds += std::chrono::duration<double>(detail::engine::Clock::now() - t0).count();
+        return m;
+    }
+    [[nodiscard]] std::string name() const { return impl_->name(); }
+    [[nodiscard]] const std::string& spec() const noexcept { return spec_; }
+
+private:
+    struct Concept {
+        virtual ~Concept() = default;
+        virtual std::size_t dimension() const = 0;
+        virtual Eigen::VectorXf embed(std::string_view, Role) const = 0;
+        virtual RowMatrixXf embed_batch(std::span<const std::string>, Role) const = 0;
+        virtual std::string name() const = 0;
+    };
+    template <class E>
+    struct Model final : Concept {
+        explicit Model(E e) : embedder(std::move(e)) {}
+        std::size_t dimension() const override { return embedder.dimension(); }
+        Eigen::VectorXf embed(std::string_view t, Role r) const override { return embedder.embed(t, r); }
+        RowMatrixXf embed_batch(std::span<const std::string> t, Role r) const override { return embedder.embed_batch(t, r); }
+        std::string name() const override { return std::string(embedder.name()); }
+        E embedder;
+    };
+    std::shared_ptr<const Concept> impl_;
+    std::string spec_;
+};
+static_assert(Embedder<AnyEmbedder>);
+
+/// The embedder `c.embedder` names, with its prefixes, threads and quantization.
+/// Throws InvalidArgument for a malformed hashing:DIM, and whatever the embedder throws.
+[[nodiscard]] inline AnyEmbedder make_any_embedder(const EngineConfig& c) {
+    const RolePrefixes prefixes{c.query_prefix, c.passage_prefix};
+    if (c.embedder.starts_with("hashing:")) {  // hashing with another dimension
+        const std::string dim = c.embedder.substr(8);
+        if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos || dim.size() > 6 || std::stoul(dim) == 0)
+            throw InvalidArgument("embedder hashing:DIM needs a positive dimension, got '" + dim + "'");
+        HashingOptions o;
+        o.dimension = std::stoul(dim);
+        o.prefixes = prefixes;
+        return AnyEmbedder(HashingEmbedder(o), c.embedder);
+    }
+    EmbedderSettings s;
+    if (!prefixes.query.empty() || !prefixes.passage.empty()) s.prefixes = prefixes;
+    s.threads = c.threads;
+    s.int8 = c.quantize == "int8";
+    return with_embedder(c.embedder, s, [&](auto embedder) { return AnyEmbedder(std::move(embedder), c.embedder); });
+}
+
+/// The cross-encoder `spec` (cross-encoder:DIR) names, with the threads and quantization of `c`.
+[[nodiscard]] inline std::shared_ptr<const CrossEncoderReranker> make_cross_encoder(const EngineConfig& c,
+                                                                                   std::string_view spec) {
+    check_reranker_name(spec);
+    if (!spec.starts_with("cross-encoder:")) throw InvalidArgument("'" + std::string(spec) + "' is not cross-encoder:DIR");
+    CrossEncoderOptions o;
+    o.threads = c.threads;
+    o.quantize = c.quantize == "int8" ? TransformerQuantization::int8 : TransformerQuantization::none;
+    return std::make_shared<const CrossEncoderReranker>(std::string(spec.substr(14)), o);
+}
+
+class Engine {
+public:
+    using Bm25 = BM25Index<AnyAnalyzer>;
+    using Vectors = VectorIndex<AnyEmbedder>;
+    using Hybrid = Retriever<Bm25, Vectors>;
+    using Documents = Collection<Hybrid>;
+
+    /// Builds an engine over `corpus` (see the header comment for what a corpus is).
+    /// Throws NotFoundError when it is not a corpus or holds no file.
+    [[nodiscard]] static Engine build(const std::filesystem::path& corpus, EngineConfig config,
+                                      const CorpusOptions& corpus_options = {}, const EngineProgress& progress = {}) {
+        Engine e(std::move(config));
+        e.impl_->scan_options = corpus_options;
+        e.impl_->load(corpus, progress, nullptr);
+        return e;
+    }
+
+    /// Opens the current generation of the index folder `dir` (written by save()).
+    /// `threads`: threads of a transformer embedder and of cross-encoders (0: every core).
+    [[nodiscard]] static Engine open(const std::filesystem::path& dir, std::size_t threads = 0) {
+        const OpenedGeneration g = open_generation(dir);
+        const std::string where = "index folder '" + dir.string() + "'";
+        const auto& info = g.info;
+        if (!info.is_object() || info.value("format", "") != "ragpp-index" || info.value("version", 0) != 2)
+            throw FormatError(where + " is not a version 2 ragpp index (its manifest's info says otherwise)");
+        EngineConfig c;
+        std::filesystem::path root;
+        std::string kind;
+        SourceManifest manifest;
+        std::size_t chunks = 0, next = 0;
+        try {
+            c = config_from_json(info.at("settings"));
+            root = info.at("corpus").at("root").get<std::string>();
+            kind = info.at("corpus").at("kind").get<std::string>();
+            chunks = info.at("counts").at("chunks").get<std::size_t>();
+            next = info.at("counts").at("next_docid").get<std::size_t>();
+        } catch (const nlohmann::json::exception& e) {
+            throw FormatError(where + ": info: " + e.what());
+        }
+        if (kind != "folder" && kind != "jsonl" && kind != "beir") throw FormatError(where + ": unknown corpus kind '" + kind + "'");
+        if (!info.contains("sources")) throw FormatError(where + ": info: field 'sources' is missing");
+        manifest = SourceManifest::from_json(info["sources"], where + " info 'sources'");
+        c.threads = threads;
+
+        // documents.jsonl: DocIds increasing, each chunk naming its source.
+        DocumentStore store;
+        std::vector<std::pair<std::string, DocId>> owner;  // (source, id) in DocId order
+        const auto docs_path = g.dir / "documents.jsonl";
+        try {
+            detail::for_each_jsonl(docs_path, [&](const nlohmann::json& j, std::size_t line) {
+                const std::string at = where + ": documents.jsonl:" + std::to_string(line);
+                if (!j.contains("docid") || !j["docid"].is_number_unsigned() || j["docid"].get<std::uint64_t>() >= 0xffffffffULL)
+                    throw FormatError(at + ": field 'docid' is missing or not a DocId");
+                if (!j.contains("source") || !j["source"].is_string()) throw FormatError(at + ": field 'source' is missing");
+                const auto id = j["docid"].get<DocId>();
+                if (id < store.capacity()) throw FormatError(at + ": docid " + std::to_string(id) + " is out of order");
+                store.insert(id, Document{detail::json_string_field(j, "id", docs_path, line, true),
+                                          detail::json_string_field(j, "text", docs_path, line, true),
+                                          metadata_from_json(j.value("metadata", nlohmann::json()), at)});
+                owner.emplace_back(j["source"].get<std::string>(), id);
+            });
+        } catch (const FormatError&) {
+            throw;
+        } catch (const Error& e) {
+            throw FormatError(where + ": documents.jsonl: " + e.what());
+        }
+        if (store.size() != chunks)
+            throw FormatError(where + ": documents.jsonl holds " + std::to_string(store.size()) + " chunks, the info says " +
+                              std::to_string(chunks));
+        if (next < store.capacity()) throw FormatError(where + ": next_docid is below a stored DocId");
+        if (next > store.capacity()) {  // keep ids of removed chunks unused (never reused)
+            store.insert(static_cast<DocId>(next - 1), Document{});
+            store.erase(static_cast<DocId>(next - 1));
+        }
+        auto bm25 = Bm25::load(g.dir / "bm25.idx", AnyAnalyzer(c.analyzer));
+        auto vectors = Vectors::load(g.dir / "vector.idx", make_any_embedder(c));
+        // Every part must hold the same chunks under the same DocIds.
+        auto disagree = [&](const std::string& part, std::size_t n) {
+            return FormatError(where + ": " + part + " holds " + std::to_string(n) + " documents but documents.jsonl " +
+                               std::to_string(store.size()) + " (or other DocIds): the parts do not belong together");
+        };
+        if (bm25.size() != store.size()) throw disagree("bm25.idx", bm25.size());
+        if (vectors.size() != store.size()) throw disagree("vector.idx", vectors.size());
+        for (const auto& [source, id] : owner) {
+            if (!bm25.contains(id)) throw disagree("bm25.idx", bm25.size());
+            if (!vectors.contains(id)) throw disagree("vector.idx", vectors.size());
+        }
+        Engine e(c);
+        auto& im = *e.impl_;
+        im.docs.emplace(Hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors)),
+                        collection_options(c));
+        std::map<std::string, std::vector<DocId>> by_source;
+        for (const auto& [source, id] : owner) by_source[source].push_back(id);
+        for (const auto& [source, ids] : by_source) im.docs->adopt(source, ids);
+        // The manifest names exactly the sources and chunks of documents.jsonl.
+        for (const SourceRecord* rec : manifest.records()) {
+            const auto ids = im.docs->chunks_of(rec->path);
+            bool same = ids.size() == rec->chunks.size();
+            for (std::size_t i = 0; same && i < ids.size(); ++i) same = im.docs->retriever().document(ids[i])->id == rec->chunks[i];
+            if (!same) throw FormatError(where + ": the source manifest and documents.jsonl disagree on '" + rec->path + "'");
+        }
+        if (manifest.size() != by_source.size())
+            throw FormatError(where + ": the source manifest lists " + std::to_string(manifest.size()) +
+                              " sources, documents.jsonl " + std::to_string(by_source.size()));
+        im.manifest = std::move(manifest);
+        im.root = std::move(root);
+        im.kind = std::move(kind);
+        im.generation = g.generation;
+        im.make_rerankers();
+        return e;
+    }
+
+    /// Writes the engine as a new generation of the index folder `dir` (created if needed)
+    /// and makes it current atomically; returns the generation number.
+    std::uint64_t save(const std::filesystem::path& dir) const {
+        const auto& im = *impl_;
+        const auto& r = im.docs->retriever();
+        GenerationWriter w(dir);
+        std::unordered_map<DocId, const std::string*> source_of;
+        for (const auto& [source, ids] : im.docs->sources())
+            for (DocId id : ids) source_of.emplace(id, &source);
+        std::string out;
+        for (DocId id = 0; id < r.store().capacity(); ++id)
+            if (auto d = r.document(id)) {
+                out += nlohmann::json{{"docid", id}, {"source", *source_of.at(id)}, {"id", d->id}, {"text", d->text},
+                                      {"metadata", metadata_to_json(d->metadata)}}
+                           .dump();
+                out += '\n';
+            }
+        w.write("documents.jsonl", out);
+        r.index<0>().save(w.path("bm25.idx"));
+        r.index<1>().save(w.path("vector.idx"));
+        const nlohmann::json info{{"format", "ragpp-index"},
+                                  {"version", 2},
+                                  {"settings", config_to_json(im.config)},
+                                  {"corpus", {{"root", im.root.string()}, {"kind", im.kind}}},
+                                  {"sources", im.manifest.to_json()},
+                                  {"counts",
+                                   {{"chunks", r.size()}, {"sources", im.docs->source_count()}, {"next_docid", r.store().capacity()}}}};
+        return w.commit(info);
+    }
+
+    /// Brings the engine up to date with `corpus` (see the header comment). The corpus
+    /// must be of the kind the engine was built from.
+    SyncCounts sync(const std::filesystem::path& corpus, const CorpusOptions& corpus_options = {},
+                    const EngineProgress& progress = {}) {
+        impl_->scan_options = corpus_options;
+        SyncCounts counts;
+        impl_->load(corpus, progress, &counts);
+        return counts;
+    }
+
+    /// The k best chunks for `query` that `q.principal` may read and `q.filter` accepts,
+    /// through mode, per-source cap and reranker; sources checked when q.check_sources.
+    [[nodiscard]] EngineResults search(std::string_view query, const EngineQuery& q) const {
+        const auto& im = *impl_;
+        check_reranker_name(q.reranker);
+        // A query without any term (empty, or only punctuation or stop words) would give
+        // BM25 nothing and vector search the neighbours of an empty text: refuse it.
+        std::vector<std::string> terms;
+        im.docs->retriever().index<0>().analyzer().analyze(query, terms);
+        if (terms.empty() && (q.mode != SearchMode::vector || query.find_first_not_of(" \t\r\n") == std::string::npos))
+            throw InvalidArgument("the query \"" + std::string(query) +
+                                  "\" has no searchable term (it is empty, or only punctuation or stop words)");
+        auto allowed = std::make_shared<DocSet>(im.docs->allowed(q.filter.empty() ? Filter::all() : parse_filter(q.filter),
+                                                                 q.principal));
+        EngineResults out;
+        std::map<std::string, Freshness> checked;
+        for (;;) {
+            auto o = im.options(q.mode);
+            o.allowed = allowed;
+            auto results = im.run(query, q.k, o, q.reranker);
+            if (!q.check_sources) {
+                out.results = std::move(results);
+                return out;
+            }
+            bool excluded = false;
+            for (const auto& res : results) {
+                const ChunkPlace* p = im.docs->place(res.id);
+                if (!p) continue;
+                auto [it, fresh] = checked.emplace(p->source, Freshness::fresh);
+                if (fresh)
+                    if (const SourceRecord* rec = im.manifest.find(p->source)) it->second = check_source(im.root, *rec);
+                if (it->second == Freshness::deleted && fresh) {
+                    for (DocId id : im.docs->chunks_of(p->source)) allowed->reset(id);
+                    excluded = true;
+                }
+            }
+            if (excluded) continue;  // the next results fill k
+            for (auto& res : results)
+                if (const ChunkPlace* p = im.docs->place(res.id)) res.stale = checked[p->source] == Freshness::changed;
+            out.results = std::move(results);
+            break;
+        }
+        for (const auto& [source, f] : checked) {
+            if (f == Freshness::deleted) out.deleted_sources.push_back(source);
+            if (f == Freshness::changed) out.stale_sources.push_back(source);
+        }
+        return out;
+    }
+
+    /// Every question through one pipeline: the whole candidate list is evaluated, as
+    /// `principal` sees the collection; stages are analysis, bm25, embedding, vector,
+    /// fusion (and rerank). `confidences`, when given, receives each question's
+    /// abstention confidence (answer/abstain.hpp); `weights` override hybrid's.
+    /// Sources are not checked (an evaluation measures the index as built).
+    [[nodiscard]] PipelineReport evaluate(const QuestionSet& questions, SearchMode mode, const std::string& name,
+                                          const Principal& principal = {}, const std::string& reranker = "none",
+                                          std::vector<double>* confidences = nullptr,
+                                          const std::vector<double>& weights = {},
+                                          const std::function<void()>& tick = {}) const {
+        using detail::engine::Clock;
+        const auto& im = *impl_;
+        check_reranker_name(reranker);
+        if (confidences) confidences->clear();
+        auto o = im.options(mode);
+        if (mode == SearchMode::hybrid && !weights.empty()) o.weights = weights;
+        o.allowed = std::make_shared<const DocSet>(im.docs->allowed(Filter::all(), principal));
+        const std::size_t all = im.config.candidates * 2;
+        return ragpp::evaluate(
+            name, questions,
+            [&](std::string_view q, StageTimes& times) {
+                detail::engine::analysis_seconds = 0;
+                detail::engine::embedding_seconds = 0;
+                SearchTimings t;
+                auto results = im.docs->retriever().search(q, all, o, t);
+                const auto tc = Clock::now();
+                const std::size_t listed = results.size();
+                results = cap_per_source(std::move(results), im.config.per_source, listed);
+                const double capping = std::chrono::duration<double>(Clock::now() - tc).count();
+                if (mode != SearchMode::vector) {
+                    times.emplace_back("analysis", detail::engine::analysis_seconds);
+                    times.emplace_back("bm25", t.index_seconds[0] - detail::engine::analysis_seconds);
+                }
+                if (mode != SearchMode::bm25) {
+                    times.emplace_back("embedding", detail::engine::embedding_seconds);
+                    times.emplace_back("vector", t.index_seconds[1] - detail::engine::embedding_seconds);
+                }
+                times.emplace_back("fusion", t.fusion_seconds + capping);
+                if (reranker != "none") {
+                    const auto t0 = Clock::now();
+                    const std::size_t n = results.size();
+                    results = im.rerank(reranker, q, std::move(results), n);
+                    times.emplace_back("rerank", std::chrono::duration<double>(Clock::now() - t0).count());
+                }
+                if (confidences) confidences->push_back(confidence(confidence_signals(results)));
+                std::vector<Retrieved> out;
+                out.reserve(results.size());
+                for (const auto& r : results) out.push_back({r.document->id, r.score});
+                return out;
+            },
+            [&](std::size_t, std::size_t) {
+                if (tick) tick();
+            });
+    }
+
+    /// Which words of `question` occur in `doc` (the proximity reranker's breakdown).
+    [[nodiscard]] ProximityBreakdown explain(std::string_view question, const Document& doc) const {
+        return impl_->proximity->explain(question, doc.text);
+    }
+    /// The chunks around a chunk, for evidence neighbour expansion.
+    [[nodiscard]] NeighbourFn neighbours() const { return collection_neighbours(*impl_->docs); }
+
+    /// Calls f(document) for every live chunk, in DocId order.
+    template <class F>
+    void for_each_chunk(F&& f) const {
+        const auto& r = impl_->docs->retriever();
+        for (DocId id = 0; id < r.store().capacity(); ++id)
+            if (auto d = r.document(id)) f(*d);
+    }
+
+    /// How the relevance labels of `questions` match the chunks (eval/question.hpp's
+    /// resolve_labels: labels written with one of `prefixes`, e.g. relative to the corpus
+    /// folder's parent, are rewritten in `questions`; the rest that match nothing are listed).
+    [[nodiscard]] LabelCheck resolve_labels(QuestionSet& questions, const std::vector<std::string>& prefixes = {}) const {
+        std::vector<std::string> ids;
+        for_each_chunk([&](const Document& d) { ids.push_back(d.id); });
+        return ragpp::resolve_labels(questions, std::move(ids), prefixes);
+    }
+
+    [[nodiscard]] const EngineConfig& config() const noexcept { return impl_->config; }
+    /// The search-time knobs may change (k1, b, fusion, candidates, per-source, field
+    /// weights, rerank); the index-shaping ones are read at build time only.
+    [[nodiscard]] EngineConfig& config() noexcept { return impl_->config; }
+    /// Live chunks.
+    [[nodiscard]] std::size_t size() const noexcept { return impl_->docs->retriever().size(); }
+    [[nodiscard]] const Documents& documents() const noexcept { return *impl_->docs; }
+    [[nodiscard]] const SourceManifest& manifest() const noexcept { return impl_->manifest; }
+    /// The folder the sources are read from (for a single-file corpus: the file's folder).
+    [[nodiscard]] const std::filesystem::path& corpus_root() const noexcept { return impl_->root; }
+    /// Notes of the last corpus scan (skipped aliases, links, unreadable entries).
+    [[nodiscard]] const std::vector<std::string>& notes() const noexcept { return impl_->notes; }
+    /// The generation open() read (0 for an engine built in memory).
+    [[nodiscard]] std::uint64_t generation() const noexcept { return impl_->generation; }
+
+    // --- settings <-> JSON (the info of a saved generation) ---
+    [[nodiscard]] static nlohmann::json config_to_json(const EngineConfig& c) {
+        nlohmann::json j{{"analyzer", c.analyzer},     {"embedder", c.embedder}, {"query_prefix", c.query_prefix},
+                         {"passage_prefix", c.passage_prefix}, {"quantize", c.quantize}, {"variant", c.variant},
+                         {"delta", c.delta},           {"max_tokens", c.max_tokens},
+                         {"overlap", c.overlap ? nlohmann::json(*c.overlap) : nlohmann::json(nullptr)},
+                         {"k1", c.k1},                 {"b", c.b},               {"rrf_k", c.rrf_k},
+                         {"weights", c.weights},       {"candidates", c.candidates}, {"per_source", c.per_source},
+                         {"rerank_candidates", c.rerank_candidates}, {"rerank_weight", c.rerank_weight}};
+        j["field_weights"] = c.field_weights ? nlohmann::json{c.field_weights->title, c.field_weights->headings,
+                                                              c.field_weights->path}
+                                             : nlohmann::json(nullptr);
+        return j;
+    }
+    [[nodiscard]] static EngineConfig config_from_json(const nlohmann::json& j) {
+        EngineConfig c;
+        c.analyzer = j.at("analyzer").get<std::string>();
+        c.embedder = j.at("embedder").get<std::string>();
+        c.query_prefix = j.at("query_prefix").get<std::string>();
+        c.passage_prefix = j.at("passage_prefix").get<std::string>();
+        c.quantize = j.at("quantize").get<std::string>();
+        c.variant = j.at("variant").get<std::string>();
+        c.delta = j.at("delta").get<double>();
+        c.max_tokens = j.at("max_tokens").get<std::size_t>();
+        if (!j.at("overlap").is_null()) c.overlap = j["overlap"].get<std::size_t>();
+        c.k1 = j.at("k1").get<double>();
+        c.b = j.at("b").get<double>();
+        c.rrf_k = j.at("rrf_k").get<double>();
+        c.weights = j.at("weights").get<std::vector<double>>();
+        c.candidates = j.at("candidates").get<std::size_t>();
+        c.per_source = j.at("per_source").get<std::size_t>();
+        c.rerank_candidates = j.at("rerank_candidates").get<std::size_t>();
+        c.rerank_weight = j.at("rerank_weight").get<double>();
+        if (const auto& f = j.at("field_weights"); !f.is_null()) {
+            const auto w = f.get<std::vector<double>>();
+            if (w.size() != 3) throw FormatError("settings: field_weights needs 3 numbers");
+            c.field_weights = FieldWeights{w[0], w[1], w[2]};
+        }
+        return c;
+    }
+
+private:
+    static RetrieverOptions retriever_options(const EngineConfig& c) { return {c.rrf_k, c.weights, c.candidates}; }
+    static BM25Params bm25_params(const EngineConfig& c) {
+        BM25Params p;
+        p.variant = parse_bm25_variant(c.variant);
+        p.k1 = c.k1;
+        p.b = c.b;
+        p.delta = c.delta;
+        return p;
+    }
+    static CollectionOptions collection_options(const EngineConfig& c) {
+        CollectionOptions o;
+        o.chunking.max_tokens = c.max_tokens;
+        o.chunking.overlap = c.overlap;
+        o.access = AccessPolicy(Unlabeled::allow);
+        return o;
+    }
+
+    struct Impl {
+        EngineConfig config;
+        std::optional<Documents> docs;
+        SourceManifest manifest;
+        std::filesystem::path root;
+        std::string kind = "folder";  // folder | jsonl | beir
+        CorpusOptions scan_options;
+        std::vector<std::string> notes;
+        std::uint64_t generation = 0;
+        // Rerankers; their term weights read the BM25 index of this Impl (heap-allocated, never moves).
+        std::optional<ProximityReranker<AnyAnalyzer>> proximity;
+        std::optional<SoftMatchReranker<AnyEmbedder, AnyAnalyzer>> soft;
+        // Cross-encoders, loaded on first use (one per folder).
+        mutable std::mutex cross_mutex;
+        mutable std::map<std::string, std::shared_ptr<const CrossEncoderReranker>> cross;
+
+        void make_rerankers() {
+            // The BM25 index's own idf (its variant), so there is one formula.
+            auto idf = [this](std::string_view term) { return docs->retriever().index<0>().idf(term); };
+            proximity.emplace(AnyAnalyzer(config.analyzer), ProximityOptions{}, idf);
+            // Hashing vectors compare word forms, so the BM25 analyzer's terms suit them; word
+            // vectors and Model2Vec know surface words: the standard analyzer.
+            const bool surface = config.embedder.rfind("hashing", 0) != 0;
+            soft.emplace(docs->retriever().index<1>().embedder(), AnyAnalyzer(surface ? "standard" : config.analyzer),
+                         SoftMatchOptions{}, [this, idf](std::string_view term) {
+                             std::vector<std::string> terms;
+                             docs->retriever().index<0>().analyzer().analyze(term, terms);
+                             double w = 0;
+                             for (const auto& t : terms) w = std::max(w, idf(t));
+                             return w;
+                         });
+        }
+
+        [[nodiscard]] SearchOptions options(SearchMode mode) const {
+            SearchOptions o;
+            o.k1 = config.k1;
+            o.b = config.b;
+            o.rrf_k = config.rrf_k;
+            o.candidates = config.candidates;
+            o.field_weights = config.field_weights;
+            o.weights = mode == SearchMode::bm25     ? std::vector<double>{1.0, 0.0}
+                        : mode == SearchMode::vector ? std::vector<double>{0.0, 1.0}
+                                                     : config.weights;
+            return o;
+        }
+
+        std::shared_ptr<const CrossEncoderReranker> cross_encoder(const std::string& spec) const {
+            std::lock_guard lock(cross_mutex);
+            auto& slot = cross[spec];
+            if (!slot) slot = make_cross_encoder(config, spec);
+            return slot;
+        }
+
+        [[nodiscard]] std::vector<Result> rerank(const std::string& reranker, std::string_view query,
+                                                 std::vector<Result> fused, std::size_t keep) const {
+            const RerankOptions o{config.rerank_candidates, std::max<std::size_t>(keep, 1), config.rerank_weight};
+            if (reranker == "proximity") return ragpp::rerank(query, std::move(fused), *proximity, o);
+            if (reranker == "softmatch") return ragpp::rerank(query, std::move(fused), *soft, o);
+            if (reranker.starts_with("cross-encoder:")) return ragpp::rerank(query, std::move(fused), *cross_encoder(reranker), o);
+            if (fused.size() > keep) fused.resize(keep);
+            return fused;
+        }
+
+        /// Search with `o` (its allowed set included), per-source cap, then the reranker.
+        [[nodiscard]] std::vector<Result> run(std::string_view query, std::size_t k, const SearchOptions& o,
+                                              const std::string& reranker) const {
+            const std::size_t want = reranker == "none" ? k : std::max(k, config.rerank_candidates);
+            const auto& r = docs->retriever();
+            std::vector<Result> results;
+            if (config.per_source == 0) {
+                results = r.search(query, want, o);
+            } else {  // source diversity: fetch a longer list, move chunks over the cap down, keep `want`
+                results = cap_per_source(r.search(query, std::max(want, config.candidates), o), config.per_source, want);
+                if (results.size() > want) results.resize(want);
+            }
+            if (reranker == "none") return results;
+            return rerank(reranker, query, std::move(results), k);
+        }
+
+        /// Chunks one file of a folder corpus into the engine; records it in the manifest.
+        void index_file(const SourceFile& f) {
+            Document source{f.path, detail::read_small_file(f.absolute), {}};
+            const std::uint64_t hash = source_hash(source.text);
+            std::vector<Document> chunks;
+            for (const auto& chunk : chunk_document(source, docs->options().chunking))
+                chunks.push_back(document_with_raw_offset(chunk));  // the evidence quotes the raw span
+            const auto ids = docs->update_chunks(f.path, std::move(chunks));
+            manifest.replace(make_source_record(f, hash, chunk_keys(ids)));
+        }
+
+        /// The documents of a single-file corpus (.jsonl, or BEIR's corpus.jsonl).
+        [[nodiscard]] static std::vector<Document> read_jsonl(const std::filesystem::path& file, bool beir) {
+            std::vector<Document> docs;
+            auto beir_doc = [](BeirDocument d) {
+                Document doc{std::move(d.id), d.title.empty() ? std::move(d.text) : d.title + "\n" + d.text, {}};
+                if (!d.title.empty()) doc.metadata["title"] = std::move(d.title);
+                return doc;
+            };
+            if (beir) {
+                for (auto& d : read_beir_corpus(file)) docs.push_back(beir_doc(std::move(d)));
+                return docs;
+            }
+            std::set<std::string> seen;
+            detail::for_each_jsonl(file, [&](const nlohmann::json& j, std::size_t line) {
+                const std::string where = file.string() + ":" + std::to_string(line);
+                const char* id_field = j.contains("_id") ? "_id" : "id";
+                BeirDocument d{detail::json_string_field(j, id_field, file, line, true),
+                               detail::json_string_field(j, "title", file, line, false),
+                               detail::json_string_field(j, "text", file, line, true)};
+                if (!seen.insert(d.id).second) throw DuplicateError(where + ": duplicate id '" + d.id + "'");
+                auto doc = beir_doc(std::move(d));
+                if (auto it = j.find("metadata"); it != j.end())
+                    for (auto& [k, v] : metadata_from_json(*it, where)) doc.metadata[k] = std::move(v);
+                docs.push_back(std::move(doc));
+            });
+            return docs;
+        }
+
+        [[nodiscard]] std::vector<std::string> chunk_keys(const std::vector<DocId>& ids) const {
+            std::vector<std::string> keys;
+            for (DocId id : ids) keys.push_back(docs->retriever().document(id)->id);
+            return keys;
+        }
+
+        /// Builds (counts == null) or syncs the engine from `corpus`. Works on a copy of
+        /// nothing: a build fills a fresh Impl; a sync that throws may leave the engine
+        /// partly updated in memory (never on disk: save() was not called).
+        void load(const std::filesystem::path& corpus, const EngineProgress& progress, SyncCounts* counts) {
+            namespace fs = std::filesystem;
+            std::error_code ec;
+            const bool is_dir = fs::is_directory(corpus, ec);
+            std::string new_kind;
+            fs::path new_root, file;
+            if (is_dir && fs::exists(corpus / "corpus.jsonl", ec)) {
+                new_kind = "beir", new_root = corpus, file = "corpus.jsonl";
+            } else if (is_dir) {
+                new_kind = "folder", new_root = corpus;
+            } else if (corpus.extension() == ".jsonl" && fs::is_regular_file(corpus, ec)) {
+                new_kind = "jsonl", new_root = corpus.parent_path().empty() ? fs::path(".") : corpus.parent_path(),
+                file = corpus.filename();
+            } else {
+                throw NotFoundError("corpus '" + corpus.string() +
+                                    "' is neither a folder (of .md/.rst/.txt files, or BEIR) nor a .jsonl file");
+            }
+            new_root = fs::absolute(new_root, ec).lexically_normal();
+            if (counts && new_kind != kind)
+                throw InvalidArgument("corpus '" + corpus.string() + "' is a " + new_kind + " corpus, the index was built from a " +
+                                      kind + " corpus: rebuild it");
+            if (!counts) {
+                docs.emplace(Hybrid(retriever_options(config), Bm25(AnyAnalyzer(config.analyzer), bm25_params(config)),
+                                    Vectors(make_any_embedder(config))),
+                             collection_options(config));
+                make_rerankers();
+            }
+            kind = new_kind;
+            root = new_root;
+            SyncCounts local;
+            SyncCounts& c = counts ? *counts : local;
+            if (kind != "folder") {
+                // A single-file corpus is one source: re-read whole when it changed.
+                const fs::path abs = root / file;
+                const std::int64_t scanned = detail::corpus::file_clock_now();
+                struct stat st {};
+                if (::stat(abs.c_str(), &st) != 0) throw IoError("cannot read '" + abs.string() + "'");
+                const SourceFile f{file.generic_string(), abs, static_cast<std::uint64_t>(st.st_size),
+                                   detail::corpus::ns_of(st.st_mtim), scanned};
+                const SourceRecord* old = manifest.find(f.path);
+                if (old && check_source(root, *old) == Freshness::fresh) {
+                    c.unchanged = 1;
+                } else {
+                    const std::uint64_t hash = hash_file(abs);
+                    auto documents = read_jsonl(abs, kind == "beir");
+                    if (progress) progress("indexing", 0, documents.size());
+                    const auto ids = docs->update_chunks(f.path, std::move(documents));
+                    manifest.replace(make_source_record(f, hash, chunk_keys(ids)));
+                    (old ? c.changed : c.added) = 1;
+                    if (progress) progress("indexing", ids.size(), ids.size());
+                }
+            } else {
+                const CorpusScan scan = scan_corpus(root, scan_options);
+                notes = scan.notes;
+                if (scan.files.empty())
+                    throw NotFoundError("no .md, .rst or .txt file under '" + corpus.string() + "'");
+                const SourceDiff diff = diff_sources(manifest, scan);
+                for (const auto& path : diff.removed) {
+                    docs->remove(path);
+                    manifest.erase(path);
+                }
+                std::size_t done = 0;
+                const std::size_t todo = diff.added.size() + diff.changed.size();
+                for (const auto* list : {&diff.changed, &diff.added})
+                    for (const auto& f : *list) {
+                        index_file(f);
+                        if (progress) progress("indexing", ++done, todo);
+                    }
+                // Unchanged but touched files: record the new size and mtime (no re-hash next time).
+                for (const auto& f : diff.touched) manifest.refresh(f);
+                c.added = diff.added.size();
+                c.changed = diff.changed.size();
+                c.removed = diff.removed.size();
+                c.unchanged = diff.unchanged.size();
+            }
+            c.chunks = docs->retriever().size();
+            c.sources = docs->source_count();
+        }
+    };
+
+    explicit Engine(EngineConfig config) : impl_(std::make_unique<Impl>()) {
+        (void)parse_bm25_variant(config.variant);  // validates the name
+        with_analyzer(config.analyzer, [](auto) { return 0; });
+        if (config.quantize != "none" && config.quantize != "int8")
+            throw InvalidArgument("quantize must be none or int8, not '" + config.quantize + "'");
+        collection_options(config).chunking.validate("EngineConfig");
+        impl_->config = std::move(config);
+    }
+
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ragpp

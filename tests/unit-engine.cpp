@@ -1,0 +1,428 @@
+// ragpp::Engine (engine/engine.hpp): incremental sync against a fresh build, access in
+// every mode before and after save/open, freshness (deleted never served, changed
+// flagged), checks of a saved index folder, single-file corpora, BM25Index::idf.
+#include <catch2/catch.hpp>
+
+#include <ragpp/engine/engine.hpp>
+
+#include "support.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace ragpp;
+
+namespace {
+
+const std::vector<std::string> vocabulary{
+    "backup", "restore", "reset", "router", "printer", "warranty", "invoice", "contract", "notice", "period",
+    "password", "network", "cable", "battery", "screen", "update", "license", "server", "disk", "memory",
+    "error", "timeout", "signal", "delivery", "refund", "support", "manual", "seconds", "button", "power"};
+
+const std::vector<std::string> group_choices{"", "[admins]", "[sales]", "[admins, sales]"};
+
+/// A small markdown note: optional groups, a title, 1 to 3 sections of random words.
+std::string random_note(std::mt19937& rng) {
+    auto word = [&] { return vocabulary[std::uniform_int_distribution<std::size_t>(0, vocabulary.size() - 1)(rng)]; };
+    std::string text;
+    const auto& groups = group_choices[std::uniform_int_distribution<std::size_t>(0, group_choices.size() - 1)(rng)];
+    if (!groups.empty()) text += "---\ngroups: " + groups + "\n---\n";
+    text += "# Note " + word() + "\n\n";
+    const int sections = std::uniform_int_distribution<int>(1, 3)(rng);
+    for (int s = 0; s < sections; ++s) {
+        text += "## " + word() + " " + word() + "\n\n";
+        const int n = std::uniform_int_distribution<int>(3, 25)(rng);
+        for (int i = 0; i < n; ++i) text += word() + (i + 1 < n ? " " : ".\n\n");
+    }
+    return text;
+}
+
+/// Writes `text` and sets the file's modification time to `tick` seconds after a fixed
+/// past instant, so that every write is seen as a change of mtime.
+void write_file(const fs::path& p, const std::string& text, int tick) {
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+    fs::last_write_time(p, fs::file_time_type::clock::now() - std::chrono::hours(2) + std::chrono::seconds(tick));
+}
+
+EngineConfig test_config() {
+    EngineConfig c;
+    c.analyzer = "english";
+    c.embedder = "hashing:64";
+    c.per_source = 0;
+    c.candidates = 100000;
+    return c;
+}
+
+using Ranked = std::vector<std::pair<std::string, double>>;
+
+Ranked ranked(const Engine& e, const std::string& query, SearchMode mode, const Principal& who = Principal::system()) {
+    EngineQuery q;
+    q.k = 100000;
+    q.mode = mode;
+    q.principal = who;
+    q.check_sources = false;
+    // bm25 and vector modes rank by one list: compare that list's scores (the fused score
+    // is 1 / (60 + rank), and a tie broken by DocId moves a rank).
+    Ranked out;
+    for (const auto& r : e.search(query, q).results)
+        out.emplace_back(r.document->id, mode == SearchMode::bm25     ? r.trace[0].score.value()
+                                         : mode == SearchMode::vector ? r.trace[1].score.value()
+                                                                      : r.score);
+    return out;
+}
+
+// Vector scores are float dot products: a row stored elsewhere may round differently.
+bool close(double a, double b) { return std::abs(a - b) <= 1e-6 * std::max(1.0, std::abs(a)); }
+
+bool has_ties(const Ranked& a) {
+    for (std::size_t i = 1; i < a.size(); ++i)
+        if (close(a[i - 1].second, a[i].second)) return true;
+    return false;
+}
+
+/// Same chunks with the same scores in the same order, chunks of one score as a set
+/// (DocIds differ between an updated and a fresh engine, and ties are ordered by DocId).
+void require_same_ranking(const Ranked& a, const Ranked& b) {
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size();) {
+        std::size_t j = i;
+        std::set<std::string> sa, sb;
+        while (j < a.size() && close(a[j].second, a[i].second)) {
+            if (!close(b[j].second, a[i].second))
+                UNSCOPED_INFO(j << ": " << a[j].first << " " << a[j].second << " | " << b[j].first << " " << b[j].second);
+            REQUIRE(close(b[j].second, a[i].second));
+            sa.insert(a[j].first);
+            sb.insert(b[j].first);
+            ++j;
+        }
+        if (sa != sb)
+            for (std::size_t x = i > 2 ? i - 2 : 0; x < std::min(a.size(), j + 2); ++x)
+                UNSCOPED_INFO(x << ": " << a[x].first << " " << a[x].second << " | " << b[x].first << " " << b[x].second);
+        REQUIRE(sa == sb);
+        i = j;
+    }
+}
+
+std::string random_query(std::mt19937& rng) {
+    std::string q;
+    const int n = std::uniform_int_distribution<int>(1, 3)(rng);
+    for (int i = 0; i < n; ++i) q += vocabulary[std::uniform_int_distribution<std::size_t>(0, vocabulary.size() - 1)(rng)] + " ";
+    return q;
+}
+
+const std::vector<Principal> principals{Principal{}, Principal::with_groups({"admins"}), Principal::with_groups({"sales"}),
+                                        Principal::with_groups({"admins", "sales"}), Principal::with_groups({"nobody"}),
+                                        Principal::system()};
+
+/// No principal sees a chunk outside its groups, in any mode or reranker; and every
+/// principal finds at least one chunk somewhere (the check is not vacuous).
+void require_access_holds(const Engine& e, std::mt19937& rng) {
+    const AccessPolicy policy(Unlabeled::allow);
+    for (const auto& who : principals) {
+        std::size_t seen = 0;
+        for (int t = 0; t < 8; ++t) {
+            const std::string query = random_query(rng);
+            for (auto mode : {SearchMode::bm25, SearchMode::vector, SearchMode::hybrid})
+                for (const char* reranker : {"none", "proximity"}) {
+                    EngineQuery q;
+                    q.k = 50;
+                    q.mode = mode;
+                    q.principal = who;
+                    q.reranker = reranker;
+                    for (const auto& r : e.search(query, q).results) {
+                        INFO("chunk " << r.document->id << " for groups " << who.groups.size());
+                        REQUIRE(policy.allows(who, r.document->metadata));
+                        ++seen;
+                    }
+                }
+        }
+        if (who.groups != std::vector<std::string>{"nobody"}) CHECK(seen > 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("BM25Index::idf is its variant's formula", "[engine][bm25]") {
+    BM25Index<StandardAnalyzer> lucene;
+    lucene.add_document(0, Document{"a", "alpha beta", {}});
+    lucene.add_document(1, Document{"b", "alpha gamma", {}});
+    lucene.add_document(2, Document{"c", "delta", {}});
+    // N = 3: df(alpha) = 2, df(beta) = 1.
+    CHECK(lucene.idf("alpha") == Approx(std::log(1.0 + (3 - 2 + 0.5) / (2 + 0.5))));
+    CHECK(lucene.idf("beta") == Approx(std::log(1.0 + (3 - 1 + 0.5) / (1 + 0.5))));
+    CHECK(lucene.idf("absent") == 0.0);
+    BM25Params p;
+    p.variant = BM25Variant::atire;
+    BM25Index<StandardAnalyzer> atire(StandardAnalyzer{}, p);
+    atire.add_document(0, Document{"a", "alpha beta", {}});
+    atire.add_document(1, Document{"b", "alpha", {}});
+    CHECK(atire.idf("beta") == Approx(std::log(2.0 / 1.0)));
+    atire.remove_document(0);  // the idf follows removals: N = 1, df(alpha) = 1
+    CHECK(atire.idf("alpha") == Approx(0.0));
+}
+
+TEST_CASE("sync after random add/change/touch/delete equals a fresh build", "[engine][sync]") {
+    const auto seed = GENERATE(1u, 2u, 3u);
+    std::mt19937 rng(seed);
+    ragpp_test::TempDir corpus, index;
+    int tick = 0;
+    std::set<std::string> files;
+    for (int i = 0; i < 8; ++i) {
+        const std::string name = (i % 3 == 0 ? "sub/" : "") + std::string("note") + std::to_string(i) + ".md";
+        write_file(corpus.path / name, random_note(rng), ++tick);
+        files.insert(name);
+    }
+    auto engine = Engine::build(corpus.path, test_config());
+    int next = 8;
+    for (int step = 0; step < 30; ++step) {
+        INFO("seed " << seed << ", step " << step);
+        SyncCounts expect;
+        std::set<std::string> changed;
+        const int ops = std::uniform_int_distribution<int>(1, 3)(rng);
+        for (int o = 0; o < ops; ++o) {
+            const int op = std::uniform_int_distribution<int>(0, 3)(rng);
+            auto pick = [&] {
+                auto it = files.begin();
+                std::advance(it, std::uniform_int_distribution<std::size_t>(0, files.size() - 1)(rng));
+                return *it;
+            };
+            if (op == 0 || files.size() < 3) {  // add
+                const std::string name = "new" + std::to_string(next++) + ".md";
+                write_file(corpus.path / name, random_note(rng), ++tick);
+                files.insert(name);
+                changed.insert(name);
+                ++expect.added;
+            } else if (op == 1) {  // change (unless already touched this step)
+                const std::string name = pick();
+                if (changed.count(name)) continue;
+                write_file(corpus.path / name, random_note(rng) + "changed " + std::to_string(step) + "\n", ++tick);
+                changed.insert(name);
+                ++expect.changed;
+            } else if (op == 2) {  // touch: same content, new mtime
+                const std::string name = pick();
+                fs::last_write_time(corpus.path / name, fs::last_write_time(corpus.path / name) + std::chrono::seconds(7));
+            } else {  // delete
+                const std::string name = pick();
+                if (changed.count(name)) continue;
+                fs::remove(corpus.path / name);
+                files.erase(name);
+                changed.insert(name);
+                ++expect.removed;
+            }
+        }
+        // Chunk ids of untouched files keep their DocIds.
+        std::map<std::string, std::vector<DocId>> before;
+        for (const auto& f : files)
+            if (!changed.count(f)) before[f] = engine.documents().chunks_of(f);
+
+        const SyncCounts c = engine.sync(corpus.path);
+        CHECK(c.added == expect.added);
+        CHECK(c.changed == expect.changed);
+        CHECK(c.removed == expect.removed);
+        CHECK(c.unchanged == files.size() - expect.added - expect.changed);
+        CHECK(c.sources == files.size());
+        for (const auto& [f, ids] : before) REQUIRE(engine.documents().chunks_of(f) == ids);
+
+        if (step % 7 == 3) {  // through a saved generation and back
+            engine.save(index.path);
+            engine = Engine::open(index.path);
+        }
+        const auto fresh = Engine::build(corpus.path, test_config());
+        REQUIRE(engine.size() == fresh.size());
+        REQUIRE(c.chunks == fresh.size());
+        for (int t = 0; t < 5; ++t) {
+            const std::string query = random_query(rng);
+            INFO("query " << query);
+            {
+                INFO("bm25");
+                require_same_ranking(ranked(engine, query, SearchMode::bm25), ranked(fresh, query, SearchMode::bm25));
+            }
+            {
+                INFO("vector");
+                require_same_ranking(ranked(engine, query, SearchMode::vector), ranked(fresh, query, SearchMode::vector));
+            }
+            // Hybrid fuses ranks: tied lists may rank chunks in DocId order, so compare only
+            // when neither list has ties.
+            if (!has_ties(ranked(fresh, query, SearchMode::bm25)) && !has_ties(ranked(fresh, query, SearchMode::vector)))
+                require_same_ranking(ranked(engine, query, SearchMode::hybrid), ranked(fresh, query, SearchMode::hybrid));
+        }
+    }
+}
+
+TEST_CASE("a principal never sees a chunk outside its groups, before and after save/open", "[engine][access]") {
+    std::mt19937 rng(42);
+    ragpp_test::TempDir corpus, index;
+    for (int i = 0; i < 24; ++i) write_file(corpus.path / ("n" + std::to_string(i) + ".md"), random_note(rng), i);
+    auto engine = Engine::build(corpus.path, test_config());
+    require_access_holds(engine, rng);
+    engine.save(index.path);
+    const auto reopened = Engine::open(index.path);
+    REQUIRE(reopened.size() == engine.size());
+    require_access_holds(reopened, rng);
+    // The default principal sees exactly the unlabeled chunks, the system all of them.
+    EngineQuery q;
+    q.k = 100000;
+    q.mode = SearchMode::vector;
+    std::size_t unlabeled = 0;
+    for (DocId id = 0; id < reopened.documents().retriever().store().capacity(); ++id)
+        if (auto d = reopened.documents().retriever().document(id)) unlabeled += d->metadata.count("groups") == 0;
+    CHECK(reopened.search("backup", q).results.size() == unlabeled);
+    q.principal = Principal::system();
+    CHECK(reopened.search("backup", q).results.size() == reopened.size());
+    CHECK(unlabeled < reopened.size());
+}
+
+TEST_CASE("freshness: a deleted source is never served, a changed one is flagged", "[engine][freshness]") {
+    ragpp_test::TempDir corpus, index;
+    write_file(corpus.path / "warranty.md", "# Warranty\n\n## Reset\n\nHold the reset button for 5 seconds to reset.\n", 1);
+    write_file(corpus.path / "router.md", "# Router\n\n## Reset\n\nTo reset the router hold reset for 5 seconds.\n", 2);
+    for (int i = 0; i < 4; ++i)
+        write_file(corpus.path / ("other" + std::to_string(i) + ".md"),
+                   "# Other " + std::to_string(i) + "\n\n## Reset\n\nreset notes number " + std::to_string(i) + "\n", 3 + i);
+    Engine::build(corpus.path, test_config()).save(index.path);
+    fs::remove(corpus.path / "warranty.md");
+    write_file(corpus.path / "router.md", "# Router\n\n## Reset\n\nTo reset the router hold reset for 8 seconds.\n", 20);
+
+    const auto engine = Engine::open(index.path);
+    EngineQuery q;
+    q.k = 4;
+    q.principal = Principal::system();
+    const auto r = engine.search("reset seconds", q);
+    REQUIRE(r.results.size() == 4);  // the next results fill k
+    bool router = false;
+    for (const auto& res : r.results) {
+        CHECK(res.document->id.rfind("warranty.md", 0) != 0);
+        const bool is_router = res.document->id.rfind("router.md", 0) == 0;
+        router = router || is_router;
+        CHECK(res.stale == is_router);
+    }
+    CHECK(router);
+    CHECK(r.stale_sources == std::vector<std::string>{"router.md"});
+    CHECK(r.deleted_sources == std::vector<std::string>{"warranty.md"});
+    // The evidence tells the model the quoted text may be outdated.
+    const auto ev = EvidenceBuilder().build("reset?", r.results);
+    CHECK(ev.render().find("changed after it was indexed") != std::string::npos);
+
+    // check_sources off: what the index holds, unflagged.
+    q.check_sources = false;
+    const auto raw = engine.search("reset seconds", q);
+    CHECK(std::any_of(raw.results.begin(), raw.results.end(),
+                      [](const Result& x) { return x.document->id.rfind("warranty.md", 0) == 0; }));
+    CHECK(std::none_of(raw.results.begin(), raw.results.end(), [](const Result& x) { return x.stale; }));
+    CHECK(raw.stale_sources.empty());
+}
+
+TEST_CASE("a saved index folder: edited parts and mixed generations are refused", "[engine][save]") {
+    std::mt19937 rng(7);
+    ragpp_test::TempDir corpus_a, corpus_b, a, b, mixed;
+    for (int i = 0; i < 6; ++i) write_file(corpus_a.path / ("a" + std::to_string(i) + ".md"), random_note(rng), i);
+    for (int i = 0; i < 9; ++i) write_file(corpus_b.path / ("b" + std::to_string(i) + ".md"), random_note(rng), i);
+    Engine::build(corpus_a.path, test_config()).save(a.path);
+    Engine::build(corpus_b.path, test_config()).save(b.path);
+    const auto ga = open_generation(a.path), gb = open_generation(b.path);
+
+    SECTION("a docid edited in documents.jsonl") {
+        auto text = ragpp_test::read_file(ga.dir / "documents.jsonl");
+        const auto at = text.find("{\"docid\":1,");
+        REQUIRE(at != std::string::npos);
+        text.replace(at, 11, "{\"docid\":9,");
+        std::ofstream(ga.dir / "documents.jsonl", std::ios::binary) << text;
+        CHECK_THROWS_AS(Engine::open(a.path), FormatError);
+    }
+    SECTION("a text edited in documents.jsonl") {
+        auto text = ragpp_test::read_file(ga.dir / "documents.jsonl");
+        const auto at = text.find("\"text\":\"");
+        REQUIRE(at != std::string::npos);
+        text[at + 8] = text[at + 8] == 'X' ? 'Y' : 'X';
+        std::ofstream(ga.dir / "documents.jsonl", std::ios::binary) << text;
+        CHECK_THROWS_AS(Engine::open(a.path), FormatError);
+    }
+    SECTION("a part copied from another generation") {
+        fs::copy_file(gb.dir / "bm25.idx", ga.dir / "bm25.idx", fs::copy_options::overwrite_existing);
+        CHECK_THROWS_AS(Engine::open(a.path), FormatError);
+    }
+    SECTION("parts of two indexes committed together, checksums valid") {
+        {
+            GenerationWriter w(mixed.path);
+            w.write("documents.jsonl", ragpp_test::read_file(ga.dir / "documents.jsonl"));
+            w.write("bm25.idx", ragpp_test::read_file(gb.dir / "bm25.idx"));
+            w.write("vector.idx", ragpp_test::read_file(ga.dir / "vector.idx"));
+            w.commit(ga.info);
+        }
+        try {
+            (void)Engine::open(mixed.path);
+            FAIL("opened a mixed folder");
+        } catch (const FormatError& e) {
+            CHECK(std::string(e.what()).find(mixed.path.string()) != std::string::npos);
+            CHECK(std::string(e.what()).find("bm25.idx") != std::string::npos);
+        }
+    }
+    SECTION("untouched: opens with the same chunks") {
+        const auto e = Engine::open(a.path);
+        CHECK(e.documents().source_count() == 6);
+        CHECK(e.generation() == ga.generation);
+    }
+}
+
+TEST_CASE("a .jsonl corpus is one source, re-read whole when it changed", "[engine][sync]") {
+    ragpp_test::TempDir dir;
+    const auto file = dir.path / "docs.jsonl";
+    write_file(file,
+               "{\"id\": \"d1\", \"text\": \"the router resets in 5 seconds\"}\n"
+               "{\"id\": \"d2\", \"text\": \"printer toner\", \"metadata\": {\"groups\": [\"admins\"]}}\n",
+               1);
+    auto engine = Engine::build(file, test_config());
+    CHECK(engine.size() == 2);
+    CHECK(engine.documents().source_count() == 1);
+    auto c = engine.sync(file);
+    CHECK(c.unchanged == 1);
+    CHECK(c.changed == 0);
+    write_file(file,
+               "{\"id\": \"d1\", \"text\": \"the router resets in 8 seconds\"}\n"
+               "{\"id\": \"d3\", \"text\": \"a new document\"}\n"
+               "{\"id\": \"d2\", \"text\": \"printer toner\", \"metadata\": {\"groups\": [\"admins\"]}}\n",
+               2);
+    EngineQuery q;
+    q.k = 5;
+    auto before = engine.search("router seconds", q);
+    REQUIRE(!before.results.empty());
+    CHECK(before.results[0].stale);
+    c = engine.sync(file);
+    CHECK(c.changed == 1);
+    CHECK(c.chunks == 3);
+    auto after = engine.search("router seconds", q);
+    REQUIRE(!after.results.empty());
+    CHECK(!after.results[0].stale);
+    CHECK(after.results[0].document->text.find("8 seconds") != std::string::npos);
+    // d2 is labeled: only admins see it.
+    CHECK(engine.search("printer toner", q).results.empty());
+    q.principal = Principal::with_groups({"admins"});
+    CHECK(engine.search("printer toner", q).results.size() == 1);
+}
+
+// Run by ctest as cli.scenario.library_opens, after the tool has built an index folder
+// (examples/cli/cli.cmake sets RAGPP_TOOL_INDEX): the library alone opens and searches it.
+TEST_CASE("the library opens an index folder the tool built", "[.][consumer]") {
+    const char* dir = std::getenv("RAGPP_TOOL_INDEX");
+    REQUIRE(dir != nullptr);
+    const auto engine = Engine::open(dir);
+    CHECK(engine.documents().source_count() == 4);
+    CHECK(engine.size() == engine.documents().chunk_count());
+    EngineQuery q;
+    q.k = 1;
+    const auto r = engine.search("ORA-01555", q);
+    REQUIRE(r.results.size() == 1);
+    CHECK(r.results[0].document->id == "database.rst:4");
+    CHECK(!r.results[0].stale);
+}
