@@ -372,6 +372,18 @@ set_tests_properties(cli.scenario.incremental_search PROPERTIES FIXTURES_REQUIRE
 add_test(NAME cli.scenario.rebuild COMMAND ragpp_cli index ${_sc}/notes --out ${_sc}/idx2 --rebuild --quiet)
 set_tests_properties(cli.scenario.rebuild PROPERTIES FIXTURES_REQUIRED cli_scenario_idx2
   PASS_REGULAR_EXPRESSION "^indexed 5 chunks from 5 files")
+# An update takes the saved settings for the options not given; another value rebuilds.
+add_test(NAME cli.scenario.standard_index COMMAND ragpp_cli index ${_sc}/notes --out ${_sc}/idx3 --analyzer standard --quiet)
+set_tests_properties(cli.scenario.standard_index PROPERTIES FIXTURES_REQUIRED cli_scenario_idx2
+  FIXTURES_SETUP cli_scenario_idx3 PASS_REGULAR_EXPRESSION "analyzer standard")
+add_test(NAME cli.scenario.update_keeps_settings COMMAND ragpp_cli index ${_sc}/notes --out ${_sc}/idx3 --quiet)
+set_tests_properties(cli.scenario.update_keeps_settings PROPERTIES FIXTURES_REQUIRED cli_scenario_idx3
+  FIXTURES_SETUP cli_scenario_idx3b
+  PASS_REGULAR_EXPRESSION "^0 added, 0 changed, 0 removed, 5 unchanged\nindexed 5 chunks from 5 files.*analyzer standard"
+  FAIL_REGULAR_EXPRESSION "rebuilding")
+add_test(NAME cli.scenario.settings_rebuild COMMAND ragpp_cli index ${_sc}/notes --out ${_sc}/idx3 --analyzer english --quiet)
+set_tests_properties(cli.scenario.settings_rebuild PROPERTIES FIXTURES_REQUIRED "cli_scenario_idx3;cli_scenario_idx3b"
+  PASS_REGULAR_EXPRESSION "other settings .* rebuilding it.*indexed 5 chunks from 5 files.*analyzer english")
 # The library alone (#include <ragpp/engine/engine.hpp>) opens the folder the tool built.
 if(TARGET unit-engine)
   add_test(NAME cli.scenario.library_opens COMMAND unit-engine "[consumer]")

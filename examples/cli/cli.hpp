@@ -56,6 +56,7 @@ public:
     bool parse(const std::vector<std::string>& args);
 
     [[nodiscard]] bool has(const std::string& name) const;                      // flag set, or option given/defaulted
+    [[nodiscard]] bool given(const std::string& name) const;                    // on the command line (not a default)
     [[nodiscard]] std::string get(const std::string& name) const;               // option or single positional
     [[nodiscard]] std::vector<std::string> all(const std::string& name) const;  // repeated option or many positional
     /// The option parsed as a finite number / a non-negative integer, within the range

@@ -10,6 +10,23 @@
 
 namespace {
 
+/// The settings of an update: the saved index's, with the index-shaping options given on
+/// this command line over them (so `ragpp index notes --out idx` updates an index built
+/// with --embedder X without repeating it; a different value asks for a rebuild).
+cli::EngineConfig settings_for_update(const cli::ArgParser& p, cli::EngineConfig saved, const cli::EngineConfig& asked) {
+    if (p.given("analyzer")) saved.analyzer = asked.analyzer;
+    if (p.given("embedder")) saved.embedder = asked.embedder;
+    if (p.given("query-prefix") || p.has("e5")) saved.query_prefix = asked.query_prefix;
+    if (p.given("passage-prefix") || p.has("e5")) saved.passage_prefix = asked.passage_prefix;
+    if (p.given("quantize")) saved.quantize = asked.quantize;
+    if (p.given("variant")) saved.variant = asked.variant;
+    if (p.given("delta")) saved.delta = asked.delta;
+    if (p.given("max-tokens")) saved.max_tokens = asked.max_tokens, saved.overlap = asked.overlap;
+    if (p.given("overlap")) saved.overlap = asked.overlap;
+    saved.threads = asked.threads;
+    return saved;
+}
+
 int run_index(cli::ArgParser& p) {
     const auto start = std::chrono::steady_clock::now();
     const bool progress = !p.has("quiet") && cli::stderr_is_terminal();
@@ -25,11 +42,19 @@ int run_index(cli::ArgParser& p) {
         try {
             engine.emplace(cli::Engine::open(out, config.threads));
         } catch (const ragpp::NotFoundError&) {  // no index there yet
+        } catch (const ragpp::FormatError& e) {
+            // An index of an older ragpp, or a damaged one: `index` is the command that
+            // writes indexes, so it builds a new generation beside it (the old files stay
+            // until the switch), saying why.
+            std::fprintf(stderr, "note: the index in '%s' cannot be updated (%s): rebuilding it\n", out.c_str(), e.what());
         }
-        if (engine && !ragpp::same_index_settings(engine->config(), config)) {
-            std::fprintf(stderr, "note: '%s' was built with other settings (analyzer, embedder, BM25 variant or "
-                                 "chunking): rebuilding it\n", out.c_str());
-            engine.reset();
+        if (engine) {
+            config = settings_for_update(p, engine->config(), config);
+            if (!ragpp::same_index_settings(engine->config(), config)) {
+                std::fprintf(stderr, "note: '%s' was built with other settings (analyzer, embedder, BM25 variant or "
+                                     "chunking) than the ones given: rebuilding it\n", out.c_str());
+                engine.reset();
+            }
         }
     }
     if (engine) {

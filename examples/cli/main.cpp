@@ -123,6 +123,11 @@ bool ArgParser::has(const std::string& name) const {
     return s && s->default_value.has_value();
 }
 
+bool ArgParser::given(const std::string& name) const {
+    auto it = values_.find(name);
+    return it != values_.end() && !it->second.empty();
+}
+
 std::string ArgParser::get(const std::string& name) const {
     auto it = values_.find(name);
     if (it != values_.end() && !it->second.empty()) return it->second.front();
