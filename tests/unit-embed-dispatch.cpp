@@ -19,7 +19,7 @@ TEST_CASE("with_embedder loads model2vec folders and word vector files", "[embed
     auto dim = [](const auto& e) { return e.dimension(); };
     CHECK(ragpp::with_embedder("model2vec:" + model.string(), ragpp::EmbedderSettings{}, dim) == 2);
     CHECK(ragpp::with_embedder("vectors:" + vectors.string(), ragpp::EmbedderSettings{}, dim) == 25);
-    CHECK_THROWS_AS(ragpp::with_embedder("model2vec:/nonexistent", ragpp::EmbedderSettings{}, dim), ragpp::NotFoundError);
+    CHECK_THROWS_AS(ragpp::with_embedder("model2vec:/nonexistent", ragpp::EmbedderSettings{}, dim), ragpp::IoError);  // a missing model folder, as for transformer embedders (docs/errors.md)
 }
 
 TEST_CASE("with_embedder builds transformer embedders with the folder's prompts unless prefixes are given", "[embed]") {
