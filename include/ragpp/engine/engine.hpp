@@ -82,6 +82,7 @@
 #include <ragpp/engine/config.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/hashing.hpp>
+#include <ragpp/engine/detail/engine.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/question.hpp>
 #include <ragpp/filter/access.hpp>
@@ -103,14 +104,6 @@
 #include <ragpp/text/analyzer.hpp>
 
 namespace ragpp {
-
-namespace detail::engine {
-// Time spent analysing and embedding by the current thread, read by Engine::evaluate to
-// split each index's time into its stages.
-inline thread_local double analysis_seconds = 0;
-inline thread_local double embedding_seconds = 0;
-using Clock = std::chrono::steady_clock;
-}  // namespace detail::engine
 
 /// An analyzer chosen by name (text/analyzer.hpp's with_analyzer), type-erased.
 class AnyAnalyzer {

@@ -23,32 +23,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ragpp/eval/detail/report.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/significance.hpp>
 
 namespace ragpp {
-
-namespace detail {
-inline std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
-inline std::string trec_token(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') c = '_';
-    return out.empty() ? "_" : out;
-}
-inline std::string pad(std::string s, std::size_t w) {
-    if (s.size() < w) s.append(w - s.size(), ' ');
-    return s;
-}
-inline std::string lpad(std::string s, std::size_t w) {
-    if (s.size() < w) s.insert(0, w - s.size(), ' ');
-    return s;
-}
-}  // namespace detail
 
 /// The metrics table: one row per pipeline and k.
 [[nodiscard]] inline std::string format_metrics_table(const std::vector<PipelineReport>& reports,

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/retrieve/detail/fusion.hpp>
 
 namespace ragpp {
 
@@ -64,13 +65,6 @@ inline void check_fusion_options(double k, std::span<const double> weights, std:
             throw InvalidArgument(at + ": weight " + std::to_string(i) + " is " + std::to_string(weights[i]) +
                                   " (must be finite and >= 0)");
 }
-
-namespace detail {
-struct FusionAcc {
-    double score = 0.0;
-    std::size_t best_rank = 0;
-};
-}  // namespace detail
 
 /// Fuses `lists` (any range of ranges of ids, best first). Each id appears once in the
 /// output, best first. Throws InvalidArgument when k is negative or not finite, when a

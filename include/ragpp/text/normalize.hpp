@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include <ragpp/text/detail/normalize.hpp>
 #include <ragpp/text/unicode.hpp>
 #include <ragpp/text/utf8.hpp>
 
@@ -32,18 +33,6 @@ struct NormalizeOptions {
     /// Remove diacritical marks (canonical decomposition, marks dropped).
     bool strip_diacritics = true;
 };
-
-namespace detail {
-/// The last code point of out[from, end) and its byte offset (out is valid UTF-8).
-inline std::size_t last_code_point_start(const std::string& out, std::size_t from) noexcept {
-    std::size_t p = out.size();
-    while (p > from) {
-        --p;
-        if ((static_cast<unsigned char>(out[p]) & 0xC0) != 0x80) return p;
-    }
-    return out.size();
-}
-}  // namespace detail
 
 /// Appends the normalized form of code point `c`.
 inline void normalize_code_point(char32_t c, std::string& out, NormalizeOptions options) {

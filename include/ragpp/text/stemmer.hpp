@@ -15,17 +15,9 @@
 #include <type_traits>
 #include <utility>
 
-namespace ragpp::text {
+#include <ragpp/text/detail/stemmer.hpp>
 
-namespace detail {
-template <class S>
-concept InPlaceStemmer =
-    std::invocable<const S&, std::string&> && std::is_void_v<std::invoke_result_t<const S&, std::string&>>;
-template <class S>
-concept ReturningStemmer = requires(const S& s, const std::string& w) {
-    { s(w) } -> std::convertible_to<std::string>;
-};
-}  // namespace detail
+namespace ragpp::text {
 
 /// A callable usable as a stemmer (see the header comment).
 template <class S>

@@ -1,0 +1,241 @@
+// ragpp detail: the not-API helpers of chunk/front_matter.hpp (namespace detail::yaml), moved out of it.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdlib>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ragpp/core/types.hpp>
+
+namespace ragpp {
+
+namespace detail::yaml {
+
+[[nodiscard]] inline std::string_view rtrim(std::string_view s) noexcept {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+[[nodiscard]] inline std::string_view ltrim(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    return s;
+}
+
+[[nodiscard]] inline bool looks_numeric(std::string_view s) noexcept {
+    std::size_t i = 0;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    std::size_t digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+    if (i < s.size() && s[i] == '.') {
+        ++i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+    }
+    if (digits == 0) return false;
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+        ++i;
+        if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+        std::size_t exp = 0;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++exp;
+        if (exp == 0) return false;
+    }
+    return i == s.size();
+}
+
+[[nodiscard]] inline bool looks_like_date(std::string_view s) noexcept {
+    if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
+    for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
+        if (s[i] < '0' || s[i] > '9') return false;
+    return true;
+}
+
+class Parser {
+public:
+    Parser(std::string_view where, std::size_t first_line) : where_(where), first_line_(first_line) {}
+
+    [[noreturn]] void fail(std::size_t line, const std::string& what) const {
+        throw ParseError(std::string(where_) + ":" + std::to_string(first_line_ + line) + ": front matter: " + what);
+    }
+
+    /// A quoted string starting at s[0]; sets `rest` to what follows the closing quote.
+    std::string quoted(std::string_view s, std::size_t line, std::string_view& rest) const {
+        const char q = s.front();
+        std::string out;
+        for (std::size_t i = 1; i < s.size(); ++i) {
+            const char c = s[i];
+            if (q == '\'' && c == '\'') {
+                if (i + 1 < s.size() && s[i + 1] == '\'') {
+                    out.push_back('\'');
+                    ++i;
+                    continue;
+                }
+                rest = s.substr(i + 1);
+                return out;
+            }
+            if (q == '"' && c == '\\' && i + 1 < s.size()) {
+                const char e = s[++i];
+                out.push_back(e == 'n' ? '\n' : e == 't' ? '\t' : e);
+                continue;
+            }
+            if (q == '"' && c == '"') {
+                rest = s.substr(i + 1);
+                return out;
+            }
+            out.push_back(c);
+        }
+        fail(line, "unterminated quoted string");
+    }
+
+    /// The text of a plain scalar without a trailing comment.
+    static std::string_view plain(std::string_view s) noexcept {
+        for (std::size_t i = 0; i < s.size(); ++i)
+            if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) return rtrim(s.substr(0, i));
+        return rtrim(s);
+    }
+
+    void expect_end(std::string_view rest, std::size_t line) const {
+        rest = ltrim(rest);
+        if (!rest.empty() && rest.front() != '#') fail(line, "unexpected text after a value: '" + std::string(rest) + "'");
+    }
+
+    /// A scalar as text (for list items): quotes removed.
+    std::string scalar_text(std::string_view s, std::size_t line) const {
+        s = ltrim(s);
+        if (!s.empty() && (s.front() == '"' || s.front() == '\'')) {
+            std::string_view rest;
+            std::string v = quoted(s, line, rest);
+            expect_end(rest, line);
+            return v;
+        }
+        return std::string(plain(s));
+    }
+
+    std::vector<std::string> flow_list(std::string_view s, std::size_t line) const {
+        std::vector<std::string> items;
+        std::size_t i = 1;
+        while (true) {
+            while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+            if (i >= s.size()) fail(line, "unterminated flow list (multi-line lists need the '- item' form)");
+            if (s[i] == ']') {
+                expect_end(s.substr(i + 1), line);
+                return items;
+            }
+            if (s[i] == '"' || s[i] == '\'') {
+                std::string_view rest;
+                items.push_back(quoted(s.substr(i), line, rest));
+                i = s.size() - rest.size();
+            } else {
+                const std::size_t b = i;
+                while (i < s.size() && s[i] != ',' && s[i] != ']') ++i;
+                items.emplace_back(rtrim(s.substr(b, i - b)));
+            }
+            while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+            if (i < s.size() && s[i] == ',') ++i;
+            else if (i < s.size() && s[i] != ']') fail(line, "expected ',' or ']' in a flow list");
+        }
+    }
+
+    MetaValue value(std::string_view s, std::size_t line) const {
+        if (s.front() == '[') return flow_list(s, line);
+        if (s.front() == '{') fail(line, "flow mappings {...} are not supported");
+        if (s.front() == '"' || s.front() == '\'') {
+            std::string_view rest;
+            std::string v = quoted(s, line, rest);
+            expect_end(rest, line);
+            return v;
+        }
+        const std::string_view p = plain(s);
+        if (looks_like_date(p)) {
+            try {
+                return Date::parse(p);
+            } catch (const ParseError&) {
+                fail(line, "'" + std::string(p) + "' is not a valid date");
+            }
+        }
+        if (looks_numeric(p)) {
+            const std::string digits(p);
+            const double d = std::strtod(digits.c_str(), nullptr);
+            if (!std::isfinite(d)) fail(line, "number '" + digits + "' is out of range");
+            return d;
+        }
+        return std::string(p);
+    }
+
+    Metadata parse(const std::vector<std::string_view>& lines) {
+        Metadata out;
+        std::vector<std::pair<std::size_t, std::string>> frames;  // (indent, dotted key) of open mappings
+        std::optional<std::pair<std::size_t, std::string>> list_key;  // key awaiting "- item" lines
+        std::set<std::string> empty_keys;
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            const std::string_view line = rtrim(lines[i]);
+            std::size_t ind = 0;
+            while (ind < line.size() && line[ind] == ' ') ++ind;
+            if (ind == line.size() || line[ind] == '#') continue;
+            if (line[ind] == '\t') fail(i, "tabs are not allowed in YAML indentation");
+            const std::string_view content = line.substr(ind);
+            if (content == "-" || content.starts_with("- ")) {
+                if (!list_key || ind < list_key->first) fail(i, "list item without a key above it");
+                auto& slot = out[list_key->second];
+                if (!std::holds_alternative<std::vector<std::string>>(slot)) slot = std::vector<std::string>{};
+                std::get<std::vector<std::string>>(slot).push_back(scalar_text(content.substr(1), i));
+                empty_keys.erase(list_key->second);
+                continue;
+            }
+            std::size_t colon = std::string_view::npos;
+            for (std::size_t k = 0; k < content.size(); ++k)
+                if (content[k] == ':' && (k + 1 == content.size() || content[k + 1] == ' ')) {
+                    colon = k;
+                    break;
+                }
+            if (colon == std::string_view::npos || colon == 0) fail(i, "expected 'key: value', got '" + std::string(content) + "'");
+            while (!frames.empty() && frames.back().first >= ind) frames.pop_back();
+            std::string key = std::string(rtrim(content.substr(0, colon)));
+            if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front())
+                key = key.substr(1, key.size() - 2);
+            if (!frames.empty()) {
+                empty_keys.erase(frames.back().second);
+                key = frames.back().second + "." + key;
+            }
+            if (out.count(key) != 0 || empty_keys.count(key) != 0) fail(i, "duplicate key '" + key + "'");
+            const std::string_view v = ltrim(content.substr(colon + 1));
+            list_key.reset();
+            if (v.empty() || v.front() == '#') {
+                frames.emplace_back(ind, key);
+                list_key.emplace(ind, key);
+                empty_keys.insert(key);
+                continue;
+            }
+            if (v.front() == '|' || v.front() == '>') {
+                const bool literal = v.front() == '|';
+                std::string text;
+                std::size_t j = i + 1;
+                for (; j < lines.size(); ++j) {
+                    const std::string_view l = rtrim(lines[j]);
+                    std::size_t li = 0;
+                    while (li < l.size() && l[li] == ' ') ++li;
+                    if (li < l.size() && li <= ind) break;
+                    if (!text.empty()) text.push_back(literal ? '\n' : ' ');
+                    text.append(ltrim(l));
+                }
+                out[key] = text;
+                i = j - 1;
+                continue;
+            }
+            out[key] = value(v, i);
+        }
+        for (const auto& k : empty_keys) out.emplace(k, std::string{});
+        return out;
+    }
+
+private:
+    std::string_view where_;
+    std::size_t first_line_;
+};
+
+}  // namespace detail::yaml
+
+}  // namespace ragpp
