@@ -131,7 +131,11 @@ public:
     /// against `format`; `source` names the bytes in messages (a path, "<memory>").
     /// Throws FormatError when they are not a file of `format`, were written by an
     /// older or newer ragpp, or are truncated or corrupted. `bytes` must outlive the reader.
-    BinaryReader(std::string_view bytes, const BinaryFormat& format, std::string_view source)
+    /// With `verify` false the payload's checksum is not computed (the header, sizes and
+    /// every bounds check still are): opening a memory-mapped index then touches only the
+    /// pages it reads, as Lucene checks a large file's footer but not its whole checksum
+    /// on open. verify_checksum() does the full check later.
+    BinaryReader(std::string_view bytes, const BinaryFormat& format, std::string_view source, bool verify = true)
         : file_("'" + std::string(source) + "'") {
         const std::string what(format.what);
         if (!format.legacy_magic.empty() && bytes.substr(0, format.legacy_magic.size()) == format.legacy_magic) {
@@ -164,7 +168,13 @@ public:
             throw FormatError(file_ + ": " + (size > actual ? "truncated" : "has trailing bytes") + ": the header announces " +
                               std::to_string(size) + " payload bytes, the file has " + std::to_string(actual));
         bytes_ = bytes.substr(binary_header_size);
-        if (fnv1a64(bytes_) != sum) throw FormatError(file_ + ": checksum mismatch, the file is corrupted");
+        sum_ = sum;
+        if (verify) verify_checksum();
+    }
+
+    /// Throws FormatError when the payload does not match the header's checksum.
+    void verify_checksum() const {
+        if (fnv1a64(bytes_) != sum_) throw FormatError(file_ + ": checksum mismatch, the file is corrupted");
     }
 
     /// The name of the source, quoted, as messages begin.
@@ -184,6 +194,8 @@ public:
     std::uint32_t u32(const char* field) { return get<std::uint32_t>(field); }
     std::uint64_t u64(const char* field) { return get<std::uint64_t>(field); }
     double f64(const char* field) { return get<double>(field); }
+    /// The next n bytes, uncopied (a view into the bytes: a memory-mapped file's pages).
+    std::string_view raw(std::size_t n, const char* field) { return take(n, field); }
     /// A string (a view into the bytes).
     std::string_view str(const char* field) { return take(u32(field), field); }
     /// A u64 count of items of `item_bytes` bytes each, refused unless that many items
@@ -226,6 +238,7 @@ private:
 
     std::string file_;
     std::string_view bytes_;
+    std::uint64_t sum_ = 0;
     std::size_t pos_ = 0;
 };
 

@@ -27,16 +27,12 @@
 #include <utility>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/file.hpp>
 #include <ragpp/detail/json.hpp>
+#include <ragpp/detail/mapped_file.hpp>
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/embed/embedder.hpp>
 
@@ -73,50 +69,6 @@ inline constexpr std::pair<std::string_view, Dtype> dtype_names[] = {
     return (ec ? dir : c).filename().string();
 }
 
-/// The bytes of a file, read into memory or memory-mapped.
-class FileBytes {
-public:
-    FileBytes(const std::filesystem::path& path, bool mmap) {
-        if (mmap) {
-            const int fd = ::open(path.c_str(), O_RDONLY);
-            if (fd < 0) throw IoError("cannot open '" + path.string() + "'");
-            struct stat st {};
-            if (::fstat(fd, &st) != 0) {
-                ::close(fd);
-                throw IoError("cannot stat '" + path.string() + "'");
-            }
-            size_ = static_cast<std::size_t>(st.st_size);
-            if (size_ > 0) {
-                void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-                if (p == MAP_FAILED) {
-                    ::close(fd);
-                    throw IoError("cannot mmap '" + path.string() + "'");
-                }
-                map_ = p;
-                data_ = static_cast<const char*>(p);
-            }
-            ::close(fd);
-        } else {
-            buf_ = detail::read_file(path);
-            size_ = buf_.size();
-            data_ = buf_.data();
-        }
-    }
-    ~FileBytes() {
-        if (map_ != nullptr) ::munmap(map_, size_);
-    }
-    FileBytes(const FileBytes&) = delete;
-    FileBytes& operator=(const FileBytes&) = delete;
-    [[nodiscard]] const char* data() const noexcept { return data_; }
-    [[nodiscard]] std::size_t size() const noexcept { return size_; }
-    [[nodiscard]] bool mapped() const noexcept { return map_ != nullptr; }
-
-private:
-    std::string buf_;
-    void* map_ = nullptr;
-    const char* data_ = nullptr;
-    std::size_t size_ = 0;
-};
 }  // namespace detail
 
 /// One tensor of a safetensors file: a view into the file's bytes.
