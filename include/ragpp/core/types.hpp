@@ -21,6 +21,19 @@ namespace ragpp {
 // DocId is declared in bitset.hpp: a dense std::uint32_t assigned in insertion order
 // by the document store. All indexes of one Retriever share this id space.
 
+/// How a saved index file is opened (BM25Index::load, VectorIndex::load, Engine::open).
+struct OpenOptions {
+    /// Map the file read-only (POSIX mmap) instead of reading it whole: opening costs a
+    /// few page-table entries and memory follows what queries touch. ragpp replaces its
+    /// files by rename, never in place; a file changed in place while mapped (another
+    /// program truncating or rewriting it) is undefined behaviour (SIGBUS on a read past
+    /// its new end). docs/persistence.md.
+    bool mmap = false;
+    /// Check the checksum of the whole payload on open, which reads every byte. The
+    /// header, every size and every bound are checked either way.
+    bool verify = true;
+};
+
 /// A calendar date, stored as days since 1970-01-01 (proleptic Gregorian).
 struct Date {
     std::int32_t days = 0;

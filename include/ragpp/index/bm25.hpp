@@ -63,7 +63,7 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/detail/binary_file.hpp>
-#include <ragpp/detail/file.hpp>
+#include <ragpp/detail/mapped_file.hpp>
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/detail/whitespace.hpp>
 #include <ragpp/index/bm25/algorithm.hpp>
@@ -396,8 +396,9 @@ public:
     /// was written by another version of ragpp, is truncated or corrupted, and
     /// InvalidArgument when it was built with another analyzer than `analyzer` (as
     /// VectorIndex::load does for another embedder).
-    [[nodiscard]] static BM25Index load(const std::filesystem::path& path, A analyzer = A{}) {
-        return from_bytes(detail::read_file(path), path.string(), std::move(analyzer));
+    [[nodiscard]] static BM25Index load(const std::filesystem::path& path, A analyzer = A{}, OpenOptions open = {}) {
+        const detail::FileBytes bytes(path, open.mmap);
+        return detail::bm25::Codec::read<BM25Index>(bytes.view(), path.string(), std::move(analyzer), open.verify);
     }
 
     /// Reads an index from the bytes of a file written by `save` (or `to_bytes`);

@@ -55,7 +55,7 @@
 #include <ragpp/core/types.hpp>
 #include <ragpp/detail/aligned_allocator.hpp>
 #include <ragpp/detail/binary_file.hpp>
-#include <ragpp/detail/file.hpp>
+#include <ragpp/detail/mapped_file.hpp>
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/embed/embedder.hpp>
@@ -382,9 +382,9 @@ public:
     /// FormatError (naming the file) when it is truncated, corrupted or of another
     /// version, InvalidArgument when `embedder` is not the one the index was built with.
     [[nodiscard]] static VectorIndex load(const std::filesystem::path& path, E embedder,
-                                          VectorIndexOptions options = {}) {
-        const std::string bytes = detail::read_file(path);
-        detail::BinaryReader in(bytes, file_format, path.string());
+                                          VectorIndexOptions options = {}, OpenOptions open = {}) {
+        const detail::FileBytes bytes(path, open.mmap);
+        detail::BinaryReader in(bytes.view(), file_format, path.string(), open.verify);
         const auto metric = in.u32("metric");
         const auto quant = in.u32("quantization");
         if (metric > 2) in.fail("unknown metric " + std::to_string(metric));

@@ -74,8 +74,8 @@ struct Codec {
     }
 
     template <class Index, class A>
-    [[nodiscard]] static Index read(std::string_view bytes, std::string_view source, A analyzer) {
-        BinaryReader r(bytes, file_format, source);
+    [[nodiscard]] static Index read(std::string_view bytes, std::string_view source, A analyzer, bool verify = true) {
+        BinaryReader r(bytes, file_format, source, verify);
         Index index(std::move(analyzer));
         const std::string_view analyzer_name = r.str("analyzer name");
         if (analyzer_name != std::string_view(index.analyzer_.name()))
