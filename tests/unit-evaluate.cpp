@@ -1,6 +1,7 @@
 #include <ragpp/eval/containment.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/report.hpp>
+#include <ragpp/eval/run.hpp>
 #include <ragpp/eval/significance.hpp>
 
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <filesystem>
 #include <sstream>
 
 using namespace ragpp;
@@ -27,11 +29,11 @@ PipelineFn fixed(std::map<std::string, std::vector<Retrieved>> lists) {
 // --- an independent reading of TREC files, computing measures as trec_eval defines them
 // (sort by score descending, then document id descending; ndcg_cut with gain = grade and
 // discount log2(rank + 1); recall_k; recip_rank uncut), used as the oracle.
-struct TrecRun {
+struct OracleRun {
     std::map<std::string, std::vector<std::pair<double, std::string>>> by_query;
 };
-TrecRun parse_run(const std::string& text) {
-    TrecRun r;
+OracleRun parse_run(const std::string& text) {
+    OracleRun r;
     std::istringstream in(text);
     std::string q, q0, doc, name;
     long rank = 0;
@@ -201,6 +203,176 @@ TEST_CASE("TREC run and qrels files reproduce our figures under trec_eval's rule
         CHECK(r.summary(Measure::ndcg, k).mean == Approx(sum_ndcg / 14).margin(1e-12));
         CHECK(r.summary(Measure::recall, k).mean == Approx(sum_recall / 14).margin(1e-12));
     }
+}
+
+namespace {
+ragpp::TrecRun run_of(const std::string& text, const std::string& source = "r.run") {
+    std::istringstream in(text);
+    return parse_trec_run(in, source);
+}
+std::string parse_error_of(const std::string& text) {
+    try {
+        (void)run_of(text, "bad.run");
+    } catch (const ParseError& e) {
+        const std::string what = e.what();
+        const std::string prefix = "[ragpp.parse_error] ";
+        return what.starts_with(prefix) ? what.substr(prefix.size()) : "unexpected message: " + what;
+    }
+    return "no error";
+}
+}  // namespace
+
+TEST_CASE("TREC run files are read with trec_eval's rules", "[evaluate][trec]") {
+    // Ranks are ignored, scores descending, ties by docno in decreasing byte order
+    // ('b' > 'a' > 'B'); comments, blank lines and CR are skipped; "+2" and "1e-3" are numbers.
+    const auto run = run_of("# a comment\n"
+                            "q1 Q0 a 1 1.5 mine\r\n"
+                            "\n"
+                            "q1 Q0 b 2 1.5 other\n"
+                            "q1\tQ0   B 3 +1.5 x\n"
+                            "q1 Q0 z 4 2 x\n"
+                            "q2 Q0 y 9 1e-3 x\n"
+                            "q1 Q0 c 0 -1 x\n");
+    CHECK(run.tag == "mine");
+    CHECK(run.lines == 6);
+    REQUIRE(run.queries.size() == 2);
+    std::vector<std::string> order;
+    for (const auto& e : run.queries.at("q1")) order.push_back(e.docno);
+    CHECK(order == std::vector<std::string>{"z", "b", "a", "B", "c"});
+    CHECK(run.queries.at("q2").front().score == 1e-3);
+
+    CHECK(parse_error_of("q1 Q0 a 1 1 x\nq1 Q0 b 2 1\n") ==
+          "bad.run:2: expected 6 columns (qid Q0 docno rank score tag), found 5");
+    CHECK(parse_error_of("q1 Q0 a 1 1 x extra\n").find("bad.run:1: expected 6 columns") != std::string::npos);
+    CHECK(parse_error_of("q1 Q0 a 1 high x\n") == "bad.run:1: score 'high' is not a finite number");
+    CHECK(parse_error_of("\nq1 Q0 a 1 nan x\n") == "bad.run:2: score 'nan' is not a finite number");
+    CHECK(parse_error_of("q1 Q0 a 1 1e999 x\n").find("bad.run:1: score '1e999'") != std::string::npos);
+    CHECK(parse_error_of("q1 Q0 a 1 1.5x x\n").find("bad.run:1: score '1.5x'") != std::string::npos);
+    CHECK(parse_error_of("q1 Q0 a 1 1 x\nq2 Q0 a 1 1 x\nq1 Q0 a 2 0.5 x\n") ==
+          "bad.run:3: docno 'a' appears twice for query 'q1' (first at line 1)");
+    CHECK(parse_error_of("").find("bad.run: no run line") == 0);
+    CHECK(parse_error_of("# only a comment\n\n").find("bad.run: no run line") == 0);
+    CHECK_THROWS_AS(read_trec_run("no-such-dir/no.run"), IoError);
+    CHECK_THROWS_AS(read_trec_run(std::filesystem::temp_directory_path()), IoError);
+}
+
+TEST_CASE("a run written from a report and read back gives the report's figures", "[evaluate][trec]") {
+    // The oracle is ragpp's own evaluation of the same candidates: every measure, every k,
+    // every question, through ids with spaces (written with '_') and chunk ids that are
+    // further parts ("#2") of a labelled section.
+    const auto seed = GENERATE(take(20, random(0u, 100000u)));
+    std::mt19937 rng(seed);
+    QuestionSet qs;
+    std::map<std::string, std::vector<Retrieved>> lists;
+    for (int i = 0; i < 12; ++i) {
+        Question q;
+        q.id = "q " + std::to_string(i);
+        q.text = "text" + std::to_string(i);
+        for (int d = 0; d < 1 + static_cast<int>(rng() % 4); ++d)
+            q.relevant["doc " + std::to_string(rng() % 20) + ".md:1"] = 1 + static_cast<double>(rng() % 3);
+        if (i == 11) q.relevant.clear();
+        std::vector<Retrieved> cands;
+        for (int d = 0; d < 20; ++d)
+            if (rng() % 2) cands.push_back({"doc " + std::to_string(d) + ".md:1" + (rng() % 3 == 0 ? "#2" : ""),
+                                            static_cast<double>(rng() % 4)});
+        std::stable_sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+        lists[q.text] = cands;
+        qs.push_back(q);
+    }
+    const auto r = evaluate("bm25", qs, fixed(lists));
+    for (const auto docnos : {RunDocnos::chunks, RunDocnos::labels}) {
+        std::ostringstream out;
+        write_trec_run(out, r, no_cutoff, docnos);
+        if (out.str().empty()) continue;  // no candidate at all for any question
+        const auto ev = evaluate_run("run:bm25", qs, run_of(out.str()));
+        const auto& back = ev.report;
+        CHECK(ev.unknown_queries.empty());
+        // Labels come back as written; other entries (sections) as TREC tokens.
+        auto tokens = [](std::vector<std::string> ids) {
+            for (auto& id : ids) id = trec_id(id);
+            return ids;
+        };
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            CHECK(tokens(back.outcomes()[i].ranking) == tokens(r.outcomes()[i].ranking));
+            const auto& want = r.outcomes()[i].ranking;
+            for (std::size_t x = 0; x < std::min(want.size(), back.outcomes()[i].ranking.size()); ++x)
+                if (qs[i].relevant.contains(want[x])) CHECK(back.outcomes()[i].ranking[x] == want[x]);
+            CHECK(back.outcomes()[i].first_relevant == r.outcomes()[i].first_relevant);
+            for (Measure m : all_measures)
+                for (std::size_t k : {std::size_t{1}, std::size_t{3}, std::size_t{10}, no_cutoff})
+                    CHECK(back.value(i, m, k) == r.value(i, m, k));
+        }
+        if (docnos == RunDocnos::chunks)
+            for (std::size_t i = 0; i < qs.size(); ++i) CHECK(back.outcomes()[i].keys == tokens(r.outcomes()[i].keys));
+    }
+}
+
+TEST_CASE("a run with tied scores is measured as trec_eval measures it", "[evaluate][trec]") {
+    // An independent oracle (parse_run and oracle_ndcg above: sort by score, then docno
+    // descending) on runs with many ties and queries missing from the run (zero-scored).
+    const auto seed = GENERATE(take(20, random(0u, 100000u)));
+    std::mt19937 rng(seed);
+    QuestionSet qs;
+    std::ostringstream text, qrels;
+    for (int i = 0; i < 10; ++i) {
+        Question q;
+        q.id = "q" + std::to_string(i);
+        for (int d = 0; d < 1 + static_cast<int>(rng() % 4); ++d)
+            q.relevant["d" + std::to_string(rng() % 15)] = 1 + static_cast<double>(rng() % 3);
+        qs.push_back(q);
+        if (i == 0 || rng() % 5 == 0) continue;  // not in the run
+        for (int d = 0; d < 15; ++d)
+            if (rng() % 2) text << q.id << " Q0 d" << d << " " << rng() % 100 << " " << rng() % 3 << " other\n";
+    }
+    text << "q1 Q0 zz 1 0 other\n";  // at least one line
+    write_trec_qrels(qrels, qs);
+    const auto ev = evaluate_run("run:other", qs, run_of(text.str()));
+    const auto parsed = parse_run(text.str());
+    const auto judged = parse_qrels(qrels.str());
+    CHECK(ev.questions_missing == qs.size() - parsed.by_query.size());
+    CHECK(ev.questions_missing >= 1);
+    for (std::size_t k : {1, 3, 5, 10}) {
+        double sum = 0;
+        for (const auto& [qid, rel] : judged) {
+            const auto it = parsed.by_query.find(qid);
+            if (it != parsed.by_query.end()) sum += oracle_ndcg(it->second, rel, k);
+        }
+        CHECK(ev.report.summary(Measure::ndcg, k).mean == Approx(sum / static_cast<double>(qs.size())).margin(1e-12));
+    }
+}
+
+TEST_CASE("a run's docnos meet chunk labels at chunk or document level", "[evaluate][trec]") {
+    CHECK(document_of("a.md:12#2") == "a.md");
+    CHECK(document_of("a.md:12") == "a.md");
+    CHECK(document_of("doc7#3") == "doc7");
+    CHECK(document_of("a.md") == "a.md");
+    CHECK(document_of("c:d.md") == "c:d.md");
+    Question q;
+    q.id = "q";
+    q.relevant = {{"a.md:3", 1}, {"a.md:9", 1}, {"b.md:1", 1}};
+    const QuestionSet qs{q};
+    const auto run = run_of("q Q0 a.md 1 3 x\nq Q0 c.md 2 2 x\nq Q0 b.md:1#2 3 1 x\nextra Q0 a.md 1 1 x\n");
+    // Chunk level: the document a.md is no passage; b.md:1#2 is a part of b.md:1.
+    const auto chunk = evaluate_run("run", qs, run);
+    CHECK(chunk.report.outcomes()[0].ranking == std::vector<std::string>{"a.md", "c.md", "b.md:1"});
+    CHECK(chunk.report.outcomes()[0].first_relevant == 3);
+    CHECK(chunk.report.value(0, Measure::recall, 3) == Approx(1.0 / 3));
+    CHECK(chunk.unknown_queries == std::vector<std::string>{"extra"});
+    CHECK(chunk.questions_missing == 0);
+    // Document level: a.md counts as its smallest label a.md:3 (one label per document).
+    const auto doc = evaluate_run("run", qs, run, RunMatch::document);
+    CHECK(doc.report.outcomes()[0].ranking == std::vector<std::string>{"a.md:3", "c.md", "b.md:1"});
+    CHECK(doc.report.outcomes()[0].keys == std::vector<std::string>{"a.md", "c.md", "b.md:1#2"});
+    CHECK(doc.report.outcomes()[0].first_relevant == 1);
+    CHECK(doc.report.value(0, Measure::recall, 3) == Approx(2.0 / 3));
+    // A question absent from the run: zero, not skipped.
+    Question other;
+    other.id = "absent";
+    other.relevant = {{"a.md:3", 1}};
+    const auto two = evaluate_run("run", QuestionSet{q, other}, run);
+    CHECK(two.questions_missing == 1);
+    CHECK(two.report.value(1, Measure::ndcg, 10) == 0.0);
+    CHECK(two.report.summary(Measure::recall, 3).mean == Approx(1.0 / 6));
 }
 
 TEST_CASE("paired randomization test", "[evaluate][significance]") {

@@ -63,6 +63,7 @@
 #include <ragpp/eval/question.hpp>
 #include <ragpp/eval/questions.hpp>
 #include <ragpp/eval/report.hpp>
+#include <ragpp/eval/run.hpp>
 #include <ragpp/eval/significance.hpp>
 
 #include <ragpp/io/beir.hpp>
@@ -70,3 +71,4 @@
 #include <ragpp/io/generations.hpp>
 #include <ragpp/io/metadata_json.hpp>
 #include <ragpp/io/sources.hpp>
+#include <ragpp/io/trec.hpp>

@@ -26,6 +26,7 @@
 #include <ragpp/eval/detail/report.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/significance.hpp>
+#include <ragpp/io/trec.hpp>
 
 namespace ragpp {
 
@@ -224,14 +225,27 @@ namespace ragpp {
     return j;
 }
 
+/// What the docno column of a run written from a report holds.
+enum class RunDocnos {
+    /// The ranking entries: the question's labels, or the section of a chunk that
+    /// matches none (what the qrels of write_trec_qrels judge).
+    labels,
+    /// The chunk id behind each ranking entry (the best-ranked chunk of each label or
+    /// section): what an engine that indexed ragpp's chunks would return.
+    chunks
+};
+
 /// A TREC run file: "qid Q0 docid rank score run", `depth` results per question at most.
-inline void write_trec_run(std::ostream& out, const PipelineReport& r, std::size_t depth = 1000) {
+inline void write_trec_run(std::ostream& out, const PipelineReport& r, std::size_t depth = 1000,
+                           RunDocnos docnos = RunDocnos::labels) {
+    std::vector<TrecRunEntry> entries;
     for (std::size_t i = 0; i < r.outcomes().size(); ++i) {
         const auto& o = r.outcomes()[i];
         const std::size_t n = std::min(depth, o.ranking.size());
+        entries.clear();
         for (std::size_t x = 0; x < n; ++x)
-            out << detail::trec_token(r.questions()[i].id) << " Q0 " << detail::trec_token(o.ranking[x]) << ' ' << (x + 1)
-                << ' ' << (n - x) << ' ' << detail::trec_token(r.name()) << '\n';
+            entries.push_back({docnos == RunDocnos::chunks ? o.keys[x] : o.ranking[x], static_cast<double>(n - x)});
+        write_trec_run(out, r.questions()[i].id, entries, r.name());
     }
 }
 
@@ -244,7 +258,7 @@ inline void write_trec_qrels(std::ostream& out, const QuestionSet& questions) {
         std::vector<std::pair<std::string, double>> sorted(q.relevant.begin(), q.relevant.end());
         std::sort(sorted.begin(), sorted.end());
         for (const auto& [label, g] : sorted)
-            out << detail::trec_token(q.id) << " 0 " << detail::trec_token(label) << ' ' << static_cast<long long>(std::lround(g))
+            out << trec_id(q.id) << " 0 " << trec_id(label) << ' ' << static_cast<long long>(std::lround(g))
                 << '\n';
     }
 }

@@ -13,12 +13,6 @@ inline std::string fmt(const char* f, double v) {
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
 }
-inline std::string trec_token(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') c = '_';
-    return out.empty() ? "_" : out;
-}
 inline std::string pad(std::string s, std::size_t w) {
     if (s.size() < w) s.append(w - s.size(), ' ');
     return s;
