@@ -103,6 +103,43 @@ add_test(NAME cli.eval.bad_mode COMMAND ragpp_cli eval ${_eval_data}/corpus ${_e
 set_tests_properties(cli.eval.bad_mode PROPERTIES PASS_REGULAR_EXPRESSION "--mode 'bm26' is not bm25, vector or hybrid")
 # --- end ragpp index / search / eval ---------------------------------------------------
 
+# --- TREC runs of other engines: eval --run, --run-out (issue 15 point 7) ----------------
+# ragpp's own bm25 run written with --run-out and read back with --run is the oracle: the
+# same figures as the bm25 row (those of cli.eval.small), differences 0 with p = 1.
+add_test(NAME cli.eval.run_out
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm25 --k 1,3 --passages 1
+    --run-out ${_eval_out}/ragpp-)
+set_tests_properties(cli.eval.run_out PROPERTIES FIXTURES_SETUP cli_run_out)
+add_test(NAME cli.eval.run_own
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm25 --k 1,3 --passages 1
+    --run ${_eval_out}/ragpp-bm25.run)
+set_tests_properties(cli.eval.run_own PROPERTIES FIXTURES_REQUIRED cli_run_out PASS_REGULAR_EXPRESSION
+  "bm25 +1 +1.0000  0.8333     1.0000  1.0000  1.0000  0.8333\nbm25 +3 +1.0000  1.0000     0.4444  1.0000  1.0000  1.0000\nrun:bm25 +1 +1.0000  0.8333     1.0000  1.0000  1.0000  0.8333\nrun:bm25 +3 +1.0000  1.0000     0.4444  1.0000  1.0000  1.0000\n.*  run:bm25 +ndcg +@1 \\+0.0000 \\(p=1.000\\)  @3 \\+0.0000 \\(p=1.000\\)\n  run:bm25 +recall +@1 \\+0.0000 \\(p=1.000\\)  @3 \\+0.0000 \\(p=1.000\\)\n  run:bm25 +mrr +\\+0.0000 \\(p=1.000\\)")
+# Two runs: runs/perturbed.run (hand-made: ties broken by docno descending put database.rst:4
+# before contracts/mx200.md:3 for 'notice', 'ora' missing counts 0, 'backup' right at rank 1,
+# the query 'zzz' ignored). Hand-computed over the 3 answerable questions: at k = 1 every
+# measure 1/3; at k = 3 hit and recall (1 + 0 + 1)/3, precision (2/3 + 0 + 1/3)/3, MRR
+# (1/2 + 0 + 1)/3, nDCG ((1/log2 3 + 1/2)/(1 + 1/log2 3) + 0 + 1)/3 = 0.5645, MAP
+# ((1/2 + 2/3)/2 + 0 + 1)/3 = 0.5278.
+add_test(NAME cli.eval.run_twice
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm25 --k 1,3 --passages 1
+    --run ${_eval_out}/ragpp-bm25.run --run ${_eval_data}/runs/perturbed.run)
+set_tests_properties(cli.eval.run_twice PROPERTIES FIXTURES_REQUIRED cli_run_out PASS_REGULAR_EXPRESSION
+  "warning: run '[^']*perturbed.run': 1 of its queries are no question id of the set \\(ignored\\), e.g. 'zzz'.*run:other: [^\n]*perturbed.run, 2 of the 4 questions \\(2 missing from the run count as 0, as trec_eval -c\\).*run:bm25 +3 +1.0000  1.0000 .*\nrun:other +1 +0.3333  0.3333     0.3333  0.3333  0.3333  0.3333\nrun:other +3 +0.6667  0.6667     0.3333  0.5000  0.5645  0.5278\n.*  run:other +ndcg +@1 -0.6667 \\(p=[01].[0-9]+\\)")
+# A run of whole documents: at chunk level no docno is a passage (all 0, a warning); with
+# --run-match document, contracts/mx200.md counts for contracts/mx200.md:3 and database.rst
+# for database.rst:4: at k = 1 hit 2/3, recall (1/2 + 1 + 0)/3, MAP (1/2 + 1 + 0)/3.
+add_test(NAME cli.eval.run_documents
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm25 --k 1
+    --run ${_eval_data}/runs/documents.run --run-match document)
+set_tests_properties(cli.eval.run_documents PROPERTIES PASS_REGULAR_EXPRESSION
+  "run:docs +1 +0.6667  0.5000     0.6667  0.6667  0.6667  0.5000\n" FAIL_REGULAR_EXPRESSION "warning")
+add_test(NAME cli.eval.run_documents_at_chunk_level
+  COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm25 --k 1
+    --run ${_eval_data}/runs/documents.run)
+set_tests_properties(cli.eval.run_documents_at_chunk_level PROPERTIES PASS_REGULAR_EXPRESSION
+  "warning: run '[^']*documents.run': 3 of 3 docnos are no chunk id \\(see --run-match document\\) of the corpus \\(e.g. '[^']+'\\).*run:docs +1 +0.0000  0.0000     0.0000  0.0000  0.0000  0.0000\n")
+
 # --- ragpp ask, and eval's abstention table (issue 8: reranking, abstention, evidence) ---
 # Uses the small index of the block above (fixture cli_small_index).
 # The notice period: the contract and its amendment are both cited, and flagged as
@@ -257,6 +294,18 @@ ragpp_cli_expect(index.no_corpus 1 "corpus 'no-such-corpus' is neither a folder"
 ragpp_cli_expect(search.no_index 1 "no-such-index" search ${_eval_out}/no-such-index x)
 ragpp_cli_expect(ask.no_index 1 "no-such-index" ask ${_eval_out}/no-such-index x)
 ragpp_cli_expect(eval.bad_questions 1 "bad-questions.json:3: question 2: field 'relevant' is missing" eval corpus bad-questions.json)
+ragpp_cli_expect(eval.run_bad_columns 1 "runs/bad-columns.run:2: expected 6 columns \\(qid Q0 docno rank score tag\\), found 5"
+  eval corpus questions.json --mode bm25 --run runs/bad-columns.run)
+ragpp_cli_expect(eval.run_bad_score 1 "runs/bad-score.run:2: score 'high' is not a finite number"
+  eval corpus questions.json --mode bm25 --run runs/bad-score.run)
+ragpp_cli_expect(eval.run_duplicate 1 "runs/duplicate.run:3: docno 'database.rst:4' appears twice for query 'ora' \\(first at line 1\\)"
+  eval corpus questions.json --mode bm25 --run runs/duplicate.run)
+ragpp_cli_expect(eval.run_empty 1 "runs/empty.run: no run line" eval corpus questions.json --mode bm25 --run runs/empty.run)
+ragpp_cli_expect(eval.run_missing 1 "cannot open run file 'runs/no-such.run'" eval corpus questions.json --run runs/no-such.run)
+ragpp_cli_expect(eval.run_other_queries 1
+  "run 'runs/other-queries.run': none of its 1 queries is a question id of 'questions.json' \\(query 'q17', question id 'notice'\\)"
+  eval corpus questions.json --mode bm25 --run runs/other-queries.run)
+ragpp_cli_expect(eval.run_match_bad 2 "--run-match: 'doc' is not chunk or document" eval corpus questions.json --run-match doc)
 ragpp_cli_expect(embed.no_input 1 "cannot open 'no-such-file.txt'" embed --input no-such-file.txt)
 ragpp_cli_expect(rerank.no_model 1 "no-such-model" rerank --reranker cross-encoder:no-such-model q p)
 foreach(t search.missing search.missing_value search.k_zero search.k_negative search.k_text search.candidates_huge search.b_nan

@@ -1,6 +1,7 @@
 // ragpp eval CORPUS QUESTIONS: one or several pipelines over the same chunks and
 // questions; metrics at each k, latency per stage, per-question outcomes and where a
-// miss happened, paired randomization tests, JSON / SVG / TREC outputs.
+// miss happened, paired randomization tests, JSON / SVG / TREC outputs; TREC runs of
+// other engines (--run) as further rows, tested against the first pipeline.
 #include "cli.hpp"
 #include "engine.hpp"
 
@@ -8,6 +9,8 @@
 #include <ragpp/eval/containment.hpp>
 #include <ragpp/eval/questions.hpp>
 #include <ragpp/eval/report.hpp>
+#include <ragpp/eval/run.hpp>
+#include <ragpp/io/trec.hpp>
 
 #include <algorithm>
 #include <memory>
@@ -19,6 +22,7 @@
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace {
 
@@ -141,6 +145,13 @@ int run_eval(cli::ArgParser& p) {
 
     auto questions = ragpp::read_questions(p.get("QUESTIONS"));
     if (questions.empty()) throw ragpp::ParseError("'" + p.get("QUESTIONS") + "' holds no question");
+    // Runs of other engines: read (and rejected) before any indexing.
+    const std::string run_match = p.get("run-match");
+    if (run_match != "chunk" && run_match != "document")
+        throw cli::UsageError("--run-match: '" + run_match + "' is not chunk or document");
+    const auto match = run_match == "chunk" ? ragpp::RunMatch::chunk : ragpp::RunMatch::document;
+    std::vector<ragpp::TrecRun> runs;
+    for (const auto& file : p.all("run")) runs.push_back(ragpp::read_trec_run(file));
     const auto engine = cli::Engine::build(p.get("CORPUS"), config, cli::corpus_options(p), progress);
     const auto principal = cli::principal(p);
     // Labels written relative to the corpus folder's parent ("notes/errors.md:7" for the
@@ -151,9 +162,15 @@ int run_eval(cli::ArgParser& p) {
     // Answer containment needs the passages' texts: kept when a question has an answer.
     const bool answers = std::any_of(questions.begin(), questions.end(), [](const auto& q) { return q.answer.has_value(); });
     std::unordered_map<std::string, std::string> texts;
+    // The docnos a run may hold: chunk ids as TREC tokens (and their documents with --run-match document).
+    std::unordered_set<std::string> known_docnos;
     engine.for_each_chunk([&](const ragpp::Document& d) {
         chunk_ids.push_back(d.id);
         if (answers) texts.emplace(d.id, d.text);
+        if (!runs.empty()) {
+            known_docnos.insert(ragpp::trec_id(d.id));
+            if (match == ragpp::RunMatch::document) known_docnos.insert(ragpp::trec_id(ragpp::document_of(d.id)));
+        }
     });
     const std::string example_chunk = chunk_ids.empty() ? std::string("(none)") : chunk_ids.front();
     const auto check = ragpp::resolve_labels(questions, std::move(chunk_ids), corpus_prefixes(p.get("CORPUS")));
@@ -209,8 +226,68 @@ int run_eval(cli::ArgParser& p) {
                 ks.back());
     }
 
+    // Each run is a row after ragpp's pipelines, evaluated on the same (resolved) labels.
+    std::vector<ragpp::PipelineReport> rows = reports;
+    nlohmann::json run_info = nlohmann::json::array();
+    std::vector<std::string> run_notes;
+    for (const auto& run : runs) {
+        std::string name = "run:" + run.tag;
+        for (const auto& r : rows)
+            if (r.name() == name) name = "run:" + run.source;
+        for (const auto& r : rows)
+            if (r.name() == name) throw cli::UsageError("--run: '" + run.source + "' given twice");
+        auto ev = ragpp::evaluate_run(name, questions, run, match);
+        if (ev.unknown_queries.size() == run.queries.size())
+            throw ragpp::NotFoundError("run '" + run.source + "': none of its " + std::to_string(run.queries.size()) +
+                                       " queries is a question id of '" + p.get("QUESTIONS") + "' (query '" +
+                                       run.queries.begin()->first + "', question id '" + questions.front().id + "')");
+        std::size_t unknown_docnos = 0;
+        std::string example;
+        for (const auto& [qid, ranking] : run.queries)
+            for (const auto& e : ranking)
+                if (!known_docnos.contains(e.docno)) {
+                    if (unknown_docnos++ == 0) example = e.docno;
+                }
+        if (unknown_docnos > 0)
+            std::fprintf(stderr, "warning: run '%s': %zu of %zu docnos are no %s of the corpus (e.g. '%s'); they count as "
+                                 "not relevant\n",
+                         run.source.c_str(), unknown_docnos, run.lines,
+                         match == ragpp::RunMatch::chunk ? "chunk id (see --run-match document)" : "chunk or document id",
+                         example.c_str());
+        if (!ev.unknown_queries.empty())
+            std::fprintf(stderr, "warning: run '%s': %zu of its queries are no question id of the set (ignored), e.g. '%s'\n",
+                         run.source.c_str(), ev.unknown_queries.size(), ev.unknown_queries.front().c_str());
+        std::ostringstream note;
+        note << name << ": " << run.source << ", " << run.queries.size() - ev.unknown_queries.size() << " of the "
+             << questions.size() << " questions";
+        if (ev.questions_missing > 0) note << " (" << ev.questions_missing << " missing from the run count as 0, as trec_eval -c)";
+        run_notes.push_back(note.str());
+        run_info.push_back({{"name", name},
+                            {"file", run.source},
+                            {"tag", run.tag},
+                            {"lines", run.lines},
+                            {"match", run_match},
+                            {"questions_missing", ev.questions_missing},
+                            {"unknown_queries", ev.unknown_queries},
+                            {"unknown_docnos", unknown_docnos}});
+        rows.push_back(std::move(ev.report));
+        if (!texts.empty())
+            ragpp::find_answers(
+                rows.back(),
+                [&](std::string_view id) {
+                    const auto it = texts.find(std::string(id));
+                    return it == texts.end() ? std::string() : it->second;
+                },
+                ks.back());
+    }
+    auto json_report = [&] {
+        auto j = ragpp::report_json(rows, ks, miss_k);
+        if (!runs.empty()) j["runs"] = run_info;
+        return j;
+    };
+
     if (p.has("json")) {
-        std::cout << ragpp::report_json(reports, ks, miss_k).dump(2) << "\n";
+        std::cout << json_report().dump(2) << "\n";
     } else {
         std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
                     engine.size(), questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
@@ -219,12 +296,17 @@ int run_eval(cli::ArgParser& p) {
             std::printf("default pipeline (search, ask and the first row here, without --mode): %s (embedder %s; see "
                         "docs/evaluation.md)\n\n",
                         cli::mode_name(default_mode).c_str(), config.embedder.c_str());
-        std::printf("%s\n", ragpp::format_metrics_table(reports, ks).c_str());
-        if (const auto c = ragpp::format_answer_containment(reports, ks); !c.empty()) std::printf("%s\n", c.c_str());
-        if (reports.size() > 1) std::printf("%s\n", ragpp::format_comparisons(reports, ks).c_str());
+        if (!run_notes.empty()) {
+            std::printf("TREC runs (docnos matched to the labels at %s level, see docs/evaluation.md):\n", run_match.c_str());
+            for (const auto& n : run_notes) std::printf("  %s\n", n.c_str());
+            std::printf("\n");
+        }
+        std::printf("%s\n", ragpp::format_metrics_table(rows, ks).c_str());
+        if (const auto c = ragpp::format_answer_containment(rows, ks); !c.empty()) std::printf("%s\n", c.c_str());
+        if (rows.size() > 1) std::printf("%s\n", ragpp::format_comparisons(rows, ks).c_str());
         std::printf("%s", ragpp::format_latency(reports).c_str());
-        if (p.has("per-question") || questions.size() <= 100) print_questions(reports, miss_k);
-        for (const auto& r : reports) {
+        if (p.has("per-question") || questions.size() <= 100) print_questions(rows, miss_k);
+        for (const auto& r : rows) {
             std::size_t ok = 0, rank = 0, retr = 0, none = 0;
             for (std::size_t i = 0; i < questions.size(); ++i) {
                 if (questions[i].relevant.empty()) ++none;
@@ -254,8 +336,8 @@ int run_eval(cli::ArgParser& p) {
 
     }
 
-    if (p.has("json-out")) write_file(p.get("json-out"), ragpp::report_json(reports, ks, miss_k).dump(2) + "\n");
-    if (p.has("svg")) write_file(p.get("svg"), ragpp::recall_chart_svg(reports, ks, ragpp::Measure::recall,
+    if (p.has("json-out")) write_file(p.get("json-out"), json_report().dump(2) + "\n");
+    if (p.has("svg")) write_file(p.get("svg"), ragpp::recall_chart_svg(rows, ks, ragpp::Measure::recall,
                                                                        "recall at k: " + p.get("QUESTIONS")));
     if (p.has("run-dir")) {
         const std::filesystem::path dir = p.get("run-dir");
@@ -269,6 +351,12 @@ int run_eval(cli::ArgParser& p) {
         ragpp::write_trec_qrels(qrels, questions);
         write_file(dir / "qrels.txt", qrels.str());
     }
+    if (p.has("run-out"))
+        for (std::size_t i = 0; i < reports.size(); ++i) {
+            std::ostringstream run;
+            ragpp::write_trec_run(run, reports[i], ragpp::no_cutoff, ragpp::RunDocnos::chunks);
+            write_file(p.get("run-out") + file_names[i] + ".run", run.str());
+        }
     return 0;
 }
 
@@ -292,6 +380,16 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                  .option("json-out", "FILE", "write everything as JSON to FILE (beside the text report)")
                                  .option("svg", "FILE", "write a chart of recall at k for each pipeline")
                                  .option("run-dir", "DIR", "write TREC run files (<mode>.run, up to 200 results) and qrels.txt")
+                                 .repeated("run", "FILE",
+                                           "a TREC run of any engine ('qid Q0 docno rank score tag' lines, docnos = chunk "
+                                           "ids): one more row, tested against the first pipeline; repeat for several")
+                                 .option("run-match", "LEVEL",
+                                         "how a run's docnos meet chunk labels: chunk (as ragpp's own results) or "
+                                         "document (a document id counts for the labels of its chunks)",
+                                         "chunk")
+                                 .option("run-out", "PREFIX",
+                                         "write each pipeline's ranking as a TREC run of chunk ids, all candidates: "
+                                         "PREFIX<mode>.run (readable again with --run)")
                                  .flag("per-question", "print every question even for large sets")
                                  .flag("quiet", "no progress bar");
                              cli::declare_engine_options(p);
