@@ -26,6 +26,36 @@ PipelineFn fixed(std::map<std::string, std::vector<Retrieved>> lists) {
     };
 }
 
+/// A random question set with candidate lists: `n` questions ("q 0", ...: ids with a
+/// space, escaped in TREC files), 1 to `max_labels` graded labels among `docs` documents
+/// "doc N<suffix>" (the last question unanswerable), and for each a candidate list with
+/// many tied scores; with `parts`, a third of the candidates are further parts ("#2")
+/// of their section.
+struct RandomSet {
+    QuestionSet questions;
+    std::map<std::string, std::vector<Retrieved>> lists;
+};
+RandomSet random_set(std::mt19937& rng, int n, int max_labels, int docs, const std::string& suffix, bool parts) {
+    RandomSet set;
+    for (int i = 0; i < n; ++i) {
+        Question q;
+        q.id = "q " + std::to_string(i);
+        q.text = "text" + std::to_string(i);
+        for (int d = 0; d < 1 + static_cast<int>(rng() % static_cast<unsigned>(max_labels)); ++d)
+            q.relevant["doc " + std::to_string(rng() % static_cast<unsigned>(docs)) + suffix] = 1 + static_cast<double>(rng() % 3);
+        if (i == n - 1) q.relevant.clear();
+        std::vector<Retrieved> cands;
+        for (int d = 0; d < docs; ++d)
+            if (rng() % 2)
+                cands.push_back({"doc " + std::to_string(d) + suffix + (parts && rng() % 3 == 0 ? "#2" : ""),
+                                 static_cast<double>(rng() % 4)});
+        std::stable_sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+        set.lists[q.text] = cands;
+        set.questions.push_back(q);
+    }
+    return set;
+}
+
 // --- an independent reading of TREC files, computing measures as trec_eval defines them
 // (sort by score descending, then document id descending; ndcg_cut with gain = grade and
 // discount log2(rank + 1); recall_k; recip_rank uncut), used as the oracle.
@@ -166,21 +196,7 @@ TEST_CASE("TREC run and qrels files reproduce our figures under trec_eval's rule
     // rank scores must make trec_eval see our order.
     const auto seed = GENERATE(take(20, random(0u, 100000u)));
     std::mt19937 rng(seed);
-    QuestionSet qs;
-    std::map<std::string, std::vector<Retrieved>> lists;
-    for (int i = 0; i < 15; ++i) {
-        Question q;
-        q.id = "q " + std::to_string(i);  // a space, escaped in the files
-        q.text = "text" + std::to_string(i);
-        for (int d = 0; d < 1 + static_cast<int>(rng() % 5); ++d) q.relevant["doc " + std::to_string(rng() % 30) + ":1"] = 1 + static_cast<double>(rng() % 3);
-        if (i == 14) q.relevant.clear();
-        std::vector<Retrieved> cands;
-        for (int d = 0; d < 30; ++d)
-            if (rng() % 2) cands.push_back({"doc " + std::to_string(d) + ":1", static_cast<double>(rng() % 4)});
-        std::stable_sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
-        lists[q.text] = cands;
-        qs.push_back(q);
-    }
+    const auto [qs, lists] = random_set(rng, 15, 5, 30, ":1", false);
     const auto r = evaluate("run", qs, fixed(lists));
     std::ostringstream run, qrels;
     write_trec_run(run, r);
@@ -262,23 +278,7 @@ TEST_CASE("a run written from a report and read back gives the report's figures"
     // further parts ("#2") of a labelled section.
     const auto seed = GENERATE(take(20, random(0u, 100000u)));
     std::mt19937 rng(seed);
-    QuestionSet qs;
-    std::map<std::string, std::vector<Retrieved>> lists;
-    for (int i = 0; i < 12; ++i) {
-        Question q;
-        q.id = "q " + std::to_string(i);
-        q.text = "text" + std::to_string(i);
-        for (int d = 0; d < 1 + static_cast<int>(rng() % 4); ++d)
-            q.relevant["doc " + std::to_string(rng() % 20) + ".md:1"] = 1 + static_cast<double>(rng() % 3);
-        if (i == 11) q.relevant.clear();
-        std::vector<Retrieved> cands;
-        for (int d = 0; d < 20; ++d)
-            if (rng() % 2) cands.push_back({"doc " + std::to_string(d) + ".md:1" + (rng() % 3 == 0 ? "#2" : ""),
-                                            static_cast<double>(rng() % 4)});
-        std::stable_sort(cands.begin(), cands.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
-        lists[q.text] = cands;
-        qs.push_back(q);
-    }
+    const auto [qs, lists] = random_set(rng, 12, 4, 20, ".md:1", true);
     const auto r = evaluate("bm25", qs, fixed(lists));
     for (const auto docnos : {RunDocnos::chunks, RunDocnos::labels}) {
         std::ostringstream out;

@@ -192,6 +192,17 @@ int run_eval(cli::ArgParser& p) {
         std::fprintf(stderr, "%s\n", unmatched.size() > 5 ? " ..." : "");
     }
 
+    // Answer containment of a pipeline's or a run's ranking, when the set has answers.
+    auto find_answers_in = [&](ragpp::PipelineReport& report) {
+        if (!texts.empty())
+            ragpp::find_answers(
+                report,
+                [&](std::string_view id) {
+                    const auto it = texts.find(std::string(id));
+                    return it == texts.end() ? std::string() : it->second;
+                },
+                ks.back());
+    };
     std::vector<ragpp::PipelineReport> reports;
     std::vector<std::vector<double>> confidences(modes.size());
     std::vector<std::string> file_names;
@@ -216,14 +227,7 @@ int run_eval(cli::ArgParser& p) {
         file_names.push_back(file);
         reports.push_back(engine.evaluate(questions, m, name, progress, principal, mode_rerankers[i], &confidences[i],
                                           modes[i].weights));
-        if (!texts.empty())
-            ragpp::find_answers(
-                reports.back(),
-                [&](std::string_view id) {
-                    const auto it = texts.find(std::string(id));
-                    return it == texts.end() ? std::string() : it->second;
-                },
-                ks.back());
+        find_answers_in(reports.back());
     }
 
     // Each run is a row after ragpp's pipelines, evaluated on the same (resolved) labels.
@@ -271,14 +275,7 @@ int run_eval(cli::ArgParser& p) {
                             {"unknown_queries", ev.unknown_queries},
                             {"unknown_docnos", unknown_docnos}});
         rows.push_back(std::move(ev.report));
-        if (!texts.empty())
-            ragpp::find_answers(
-                rows.back(),
-                [&](std::string_view id) {
-                    const auto it = texts.find(std::string(id));
-                    return it == texts.end() ? std::string() : it->second;
-                },
-                ks.back());
+        find_answers_in(rows.back());
     }
     auto json_report = [&] {
         auto j = ragpp::report_json(rows, ks, miss_k);
