@@ -369,8 +369,11 @@ TEST_CASE("a run's docnos meet chunk labels at chunk or document level", "[evalu
     Question other;
     other.id = "absent";
     other.relevant = {{"a.md:3", 1}};
-    const auto two = evaluate_run("run", QuestionSet{q, other}, run);
+    Question unanswerable;  // absent too, but out of every average: not counted missing
+    unanswerable.id = "none";
+    const auto two = evaluate_run("run", QuestionSet{q, other, unanswerable}, run);
     CHECK(two.questions_missing == 1);
+    CHECK(two.report.summary(Measure::recall, 3).without_relevant == 1);
     CHECK(two.report.value(1, Measure::ndcg, 10) == 0.0);
     CHECK(two.report.summary(Measure::recall, 3).mean == Approx(1.0 / 6));
 }

@@ -264,7 +264,9 @@ int run_eval(cli::ArgParser& p) {
         std::ostringstream note;
         note << name << ": " << run.source << ", " << run.queries.size() - ev.unknown_queries.size() << " of the "
              << questions.size() << " questions";
-        if (ev.questions_missing > 0) note << " (" << ev.questions_missing << " missing from the run count as 0, as trec_eval -c)";
+        if (ev.questions_missing > 0)
+            note << " (" << ev.questions_missing << " answerable question" << (ev.questions_missing == 1 ? "" : "s")
+                 << " missing from the run count" << (ev.questions_missing == 1 ? "s" : "") << " 0, as in trec_eval -c)";
         run_notes.push_back(note.str());
         run_info.push_back({{"name", name},
                             {"file", run.source},

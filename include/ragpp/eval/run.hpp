@@ -51,7 +51,9 @@ enum class RunMatch { chunk, document };
 
 struct RunEvaluation {
     PipelineReport report;
-    /// Questions of the set without any line in the run (zero-scored).
+    /// Answerable questions (a label of grade > 0) without any line in the run: each
+    /// counts 0 in every measure. (An unanswerable question is left out of the averages
+    /// whether the run has it or not.)
     std::size_t questions_missing = 0;
     /// Run queries that are no question id of the set (ignored), sorted.
     std::vector<std::string> unknown_queries;
@@ -79,7 +81,9 @@ struct RunEvaluation {
         std::vector<Retrieved> candidates;
         std::unordered_map<std::string, std::string> docnos;  // a key rewritten to a label -> the run's docno
         const auto found = run.queries.find(trec_id(q.id));
-        if (found == run.queries.end()) ++missing;
+        const bool answerable =
+            std::any_of(q.relevant.begin(), q.relevant.end(), [](const auto& entry) { return entry.second > 0; });
+        if (found == run.queries.end()) missing += answerable ? 1 : 0;
         else
             for (const auto& e : found->second) {
                 Retrieved r{e.docno, e.score};
