@@ -108,11 +108,17 @@ public:
             stale_ = false;
         }
         std::optional<std::conditional_t<std::is_void_v<R>, char, R>> result;
+        bool applied = false;  // f returned: a later throw (moving its result) leaves the copy changed
         try {
-            if constexpr (std::is_void_v<R>) std::invoke(f, instances_[inactive]);
-            else result.emplace(std::invoke(f, instances_[inactive]));
+            if constexpr (std::is_void_v<R>) {
+                std::invoke(f, instances_[inactive]);
+            } else {
+                R r = std::invoke(f, instances_[inactive]);
+                applied = true;
+                result.emplace(std::move(r));
+            }
         } catch (...) {
-            stale_ = guarantee == WriteGuarantee::basic;
+            stale_ = applied || guarantee == WriteGuarantee::basic;
             throw;
         }
         versions_[inactive] = versions_[active] + 1;
