@@ -11,6 +11,7 @@
 #include <ragpp/version.hpp>
 
 #include <ragpp/core/bitset.hpp>
+#include <ragpp/core/concurrent.hpp>
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
