@@ -62,6 +62,14 @@ std::vector<std::vector<float>> make_vectors(std::size_t n, std::size_t dim, std
     return out;
 }
 
+ragpp::HnswOptions graph_options(std::size_t m, std::size_t efc, std::size_t ef) {
+    ragpp::HnswOptions h;
+    h.M = m;
+    h.ef_construction = efc;
+    h.ef_search = ef;
+    return h;
+}
+
 ragpp::VectorIndexOptions metric(Metric m) {
     ragpp::VectorIndexOptions o;
     o.metric = m;
@@ -92,10 +100,7 @@ TEST_CASE("Hnsw: recall@10 against exact flat search for each metric; scores are
     const auto queries = make_vectors(100, dim, 8);
     for (Metric m : {Metric::cosine, Metric::inner_product, Metric::l2}) {
         CAPTURE(ragpp::to_string(m));
-        ragpp::HnswOptions h;
-        h.M = 12;
-        h.ef_construction = 100;
-        h.ef_search = 100;  // inner product (not a metric) needs more than cosine here
+        const auto h = graph_options(12, 100, 100);  // inner product (not a metric) needs more than cosine here
         Hnsw approx(VecEmbedder{dim}, metric(m), h);
         Flat exact(VecEmbedder{dim}, metric(m));
         for (DocId i = 0; i < n; ++i) {
@@ -133,10 +138,7 @@ TEST_CASE("Hnsw: recall@10 against exact flat search for each metric; scores are
 TEST_CASE("Hnsw: churn (remove 20%, add as many, 20 rounds) keeps slots bounded and recall@10 >= 0.95", "[hnsw]") {
     const std::size_t n = 5000, dim = 12, rounds = 20;
     const auto pool = make_vectors(n * 2, dim, 11);
-    ragpp::HnswOptions h;
-    h.M = 12;
-    h.ef_construction = 64;
-    h.ef_search = 128;  // churn costs a few points of recall at equal ef (docs/hnsw.md)
+    auto h = graph_options(12, 64, 128);  // churn costs a few points of recall at equal ef (docs/hnsw.md)
     Hnsw approx(VecEmbedder{dim}, metric(Metric::cosine), h);
     Flat exact(VecEmbedder{dim}, metric(Metric::cosine));
     std::vector<DocId> live;
@@ -191,10 +193,7 @@ TEST_CASE("Hnsw: filters during the graph search return k allowed results when k
     const std::size_t n = 5000, dim = 16, k = 10;
     const auto data = make_vectors(n, dim, 21);
     const auto queries = make_vectors(30, dim, 22);
-    ragpp::HnswOptions h;
-    h.M = 12;
-    h.ef_construction = 100;
-    h.ef_search = 64;
+    auto h = graph_options(12, 100, 64);
     Hnsw approx(VecEmbedder{dim}, metric(Metric::cosine), h);
     auto graph_only_opts = h;
     graph_only_opts.exact_filter_factor = 0.0;  // never the exact switch: the graph's own filtering
@@ -235,10 +234,7 @@ TEST_CASE("Hnsw: saved then loaded (read and mapped) gives identical results; wr
     const std::size_t n = 1500, dim = 20;
     const auto data = make_vectors(n, dim, 31);
     const auto queries = make_vectors(20, dim, 32);
-    ragpp::HnswOptions h;
-    h.M = 8;
-    h.ef_construction = 60;
-    h.ef_search = 40;
+    auto h = graph_options(8, 60, 40);
     Hnsw idx(VecEmbedder{dim}, metric(Metric::l2), h);
     for (DocId i = 0; i < n; ++i) idx.add_vector(i + 100, data[i]);
     for (DocId i = 0; i < 100; ++i) idx.remove_document(i * 7 + 100);  // free slots saved too

@@ -68,9 +68,11 @@ struct HnswOptions {
     /// Seeds the random levels: the same adds in the same order give the same graph.
     std::uint64_t seed = 42;
     /// A filtered search scans the allowed set exactly when
-    /// allowed^2 < exact_filter_factor * ef * size() (docs/hnsw.md: measured). 0 never
-    /// switches (except when the graph search finds fewer than k results).
-    double exact_filter_factor = 1.0;
+    /// allowed^2 < exact_filter_factor * ef * size(): the graph search's cost grows as
+    /// ef * size() / allowed, the scan's as allowed; on GloVe 100d (bench/bench_hnsw.cpp,
+    /// docs/hnsw.md) they cross near a factor of 20. 0 never switches (except when the
+    /// graph search finds fewer than k results).
+    double exact_filter_factor = 16.0;
 };
 
 template <Embedder E>
@@ -116,6 +118,12 @@ public:
     void set_ef_search(std::size_t ef) {
         if (ef == 0) throw InvalidArgument("VectorIndex<Hnsw>::set_ef_search: ef must be >= 1");
         hnsw_.ef_search = ef;
+    }
+
+    /// When a filtered search switches to the exact scan (HnswOptions::exact_filter_factor).
+    void set_exact_filter_factor(double f) {
+        if (!(f >= 0.0)) throw InvalidArgument("VectorIndex<Hnsw>::set_exact_filter_factor: must be >= 0");
+        hnsw_.exact_filter_factor = f;
     }
 
     // --- writes ---------------------------------------------------------------------
