@@ -35,39 +35,10 @@
 #include <vector>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/eval/detail/metrics.hpp>
+#include <ragpp/eval/metric_types.hpp>
 
 namespace ragpp {
-
-/// A question's graded judgments: id -> grade (> 0 relevant).
-template <class Id = std::string>
-using Judgments = std::unordered_map<Id, double>;
-
-/// "No cut-off".
-inline constexpr std::size_t no_cutoff = std::numeric_limits<std::size_t>::max();
-
-namespace detail {
-template <class Id>
-void check_ranking(std::span<const Id> ranking, const char* where) {
-    std::unordered_set<Id> seen;
-    seen.reserve(ranking.size());
-    for (std::size_t i = 0; i < ranking.size(); ++i)
-        if (!seen.insert(ranking[i]).second)
-            throw InvalidArgument(std::string(where) + ": the ranking repeats an id at rank " + std::to_string(i + 1));
-}
-template <class Id>
-std::size_t relevant_count(const Judgments<Id>& judgments) {
-    return static_cast<std::size_t>(
-        std::count_if(judgments.begin(), judgments.end(), [](const auto& kv) { return kv.second > 0; }));
-}
-template <class Id>
-double grade_of(const Judgments<Id>& judgments, const Id& id) {
-    auto it = judgments.find(id);
-    return it == judgments.end() ? 0.0 : it->second;
-}
-inline void check_k(std::size_t k, const char* where) {
-    if (k == 0) throw InvalidArgument(std::string(where) + ": k must be >= 1");
-}
-}  // namespace detail
 
 // --- per question -----------------------------------------------------------------
 
@@ -162,42 +133,6 @@ template <class Id>
 }
 
 // --- over a question set ----------------------------------------------------------
-
-/// One question's ranking and judgments.
-template <class Id = std::string>
-struct RankedQuestion {
-    std::vector<Id> ranking;
-    Judgments<Id> judgments;
-};
-
-/// A metric averaged over the questions that have at least one relevant document.
-struct MetricSummary {
-    /// Mean over the `questions` counted; 0 when none was.
-    double mean = 0.0;
-    /// Questions averaged (with at least one relevant document).
-    std::size_t questions = 0;
-    /// Questions left out because nothing is relevant to them (unanswerable).
-    std::size_t without_relevant = 0;
-};
-
-namespace detail {
-template <class Id, class F>
-MetricSummary summarize(std::span<const RankedQuestion<Id>> set, F&& per_question) {
-    MetricSummary s;
-    double sum = 0.0;
-    for (const auto& q : set) {
-        const std::optional<double> v = per_question(q);
-        if (!v) {
-            ++s.without_relevant;
-            continue;
-        }
-        sum += *v;
-        ++s.questions;
-    }
-    s.mean = s.questions ? sum / static_cast<double>(s.questions) : 0.0;
-    return s;
-}
-}  // namespace detail
 
 #define RAGPP_DEFINE_SET_METRIC(NAME, PER_QUESTION)                                                         \
     template <class Id>                                                                                     \
