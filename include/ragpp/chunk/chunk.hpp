@@ -36,7 +36,7 @@
 #include <vector>
 
 #include <ragpp/chunk/chunk_types.hpp>
-#include <ragpp/chunk/detail/chunking.hpp>
+#include <ragpp/chunk/detail/chunk.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 
