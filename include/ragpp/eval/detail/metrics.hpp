@@ -38,6 +38,39 @@ inline void check_k(std::size_t k, const char* where) {
 }  // namespace detail
 
 namespace detail {
+/// What a per-question metric counts over: the relevant documents, and the ranks within
+/// the cut-off (the top min(k, |ranking|)).
+struct MetricCut {
+    std::size_t relevant = 0;
+    std::size_t ranks = 0;
+};
+/// The start of every per-question metric: k >= 1 and no repeated id (InvalidArgument
+/// naming `where`), then nullopt when nothing is relevant (the metric has no value).
+template <class Id>
+std::optional<MetricCut> cut_at_k(std::span<const Id> ranking, const Judgments<Id>& judgments, std::size_t k, const char* where) {
+    check_k(k, where);
+    check_ranking(ranking, where);
+    const std::size_t rel = relevant_count(judgments);
+    if (rel == 0) return std::nullopt;
+    return MetricCut{rel, std::min(k, ranking.size())};
+}
+/// The relevant documents among the first `ranks` of `ranking`.
+template <class Id>
+std::size_t relevant_in_top(std::span<const Id> ranking, const Judgments<Id>& judgments, std::size_t ranks) {
+    std::size_t found = 0;
+    for (std::size_t r = 0; r < ranks; ++r) found += grade_of(judgments, ranking[r]) > 0 ? 1 : 0;
+    return found;
+}
+/// The 1-based rank of the first relevant document among the first `ranks`, or nullopt.
+template <class Id>
+std::optional<std::size_t> first_relevant_rank(std::span<const Id> ranking, const Judgments<Id>& judgments, std::size_t ranks) {
+    for (std::size_t r = 0; r < ranks; ++r)
+        if (grade_of(judgments, ranking[r]) > 0) return r + 1;
+    return std::nullopt;
+}
+}  // namespace detail
+
+namespace detail {
 template <class Id, class F>
 MetricSummary summarize(std::span<const RankedQuestion<Id>> set, F&& per_question) {
     MetricSummary s;
