@@ -34,42 +34,11 @@
 #include <ragpp/detail/json.hpp>
 #include <ragpp/detail/mapped_file.hpp>
 #include <ragpp/detail/simd.hpp>
+#include <ragpp/embed/detail/safetensors.hpp>
+#include <ragpp/embed/dtype.hpp>
 #include <ragpp/embed/embedder.hpp>
 
 namespace ragpp {
-
-enum class Dtype { BOOL, U8, I8, I16, U16, F16, BF16, I32, U32, F32, I64, U64, F64 };
-
-[[nodiscard]] constexpr std::size_t dtype_size(Dtype d) noexcept {
-    switch (d) {
-        case Dtype::BOOL: case Dtype::U8: case Dtype::I8: return 1;
-        case Dtype::I16: case Dtype::U16: case Dtype::F16: case Dtype::BF16: return 2;
-        case Dtype::I32: case Dtype::U32: case Dtype::F32: return 4;
-        default: return 8;
-    }
-}
-
-namespace detail {
-inline constexpr std::pair<std::string_view, Dtype> dtype_names[] = {
-    {"BOOL", Dtype::BOOL}, {"U8", Dtype::U8},   {"I8", Dtype::I8},   {"I16", Dtype::I16},   {"U16", Dtype::U16},
-    {"F16", Dtype::F16},   {"BF16", Dtype::BF16}, {"I32", Dtype::I32}, {"U32", Dtype::U32}, {"F32", Dtype::F32},
-    {"I64", Dtype::I64},   {"U64", Dtype::U64}, {"F64", Dtype::F64}};
-
-/// std::filesystem::exists without its exception: a path that cannot be examined
-/// (permissions, a name too long) counts as absent, and opening it then names it in an
-/// IoError. The model loaders use it to probe folder layouts.
-[[nodiscard]] inline bool path_exists(const std::filesystem::path& p) noexcept {
-    std::error_code ec;
-    return std::filesystem::exists(p, ec);
-}
-/// The name of folder `dir` once made absolute ("." -> its real name), for embedder names.
-[[nodiscard]] inline std::string folder_name(const std::filesystem::path& dir) {
-    std::error_code ec;
-    const auto c = std::filesystem::weakly_canonical(dir, ec);
-    return (ec ? dir : c).filename().string();
-}
-
-}  // namespace detail
 
 /// One tensor of a safetensors file: a view into the file's bytes.
 struct TensorView {

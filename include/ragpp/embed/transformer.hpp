@@ -78,17 +78,16 @@
 #include <ragpp/detail/json.hpp>
 #include <ragpp/detail/nn.hpp>
 #include <ragpp/embed/detail/transformer.hpp>
+#include <ragpp/embed/detail/transformer_tokens.hpp>
+#include <ragpp/embed/detail/transformer_weights.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/safetensors.hpp>
 #include <ragpp/embed/tokenizer_json.hpp>
+#include <ragpp/embed/transformer_quantization.hpp>
 
 namespace ragpp {
 
 enum class TransformerFamily { bert, xlm_roberta };
-
-/// How the encoder's linear layers are computed: float32, or int8 weights (per output
-/// channel) with per-row dynamic int8 activations (detail::nn::LinearI8).
-enum class TransformerQuantization { none, int8 };
 
 // =====================================================================================
 // config.json
@@ -215,103 +214,6 @@ struct TransformerConfig {
 // =====================================================================================
 // Weights
 // =====================================================================================
-
-namespace detail {
-
-/// Reads float tensors of a safetensors file, checking each against the shape the
-/// config implies. Names are looked up with the detected prefix ("bert.", "roberta."
-/// or none) unless `absolute`.
-class TensorReader {
-public:
-    TensorReader(const SafeTensors& st, std::string prefix, std::string config_source)
-        : st_(st), prefix_(std::move(prefix)), config_(std::move(config_source)) {}
-
-    /// The prefix in front of "embeddings.word_embeddings.weight" (FormatError when no
-    /// tensor has that name).
-    static std::string detect_prefix(const SafeTensors& st) {
-        static constexpr std::string_view key = "embeddings.word_embeddings.weight";
-        std::string found;
-        bool any = false;
-        for (const auto& n : st.names())
-            if (n.ends_with(key)) {
-                const std::string p = n.substr(0, n.size() - key.size());
-                if (!p.empty() && p.back() != '.') continue;
-                if (!any || p.size() < found.size()) found = p;  // the shortest: the encoder itself
-                any = true;
-            }
-        if (!any)
-            throw FormatError("'" + st.file_name() + "': missing tensor 'embeddings.word_embeddings.weight' (with or without a "
-                              "'bert.' / 'roberta.' prefix)");
-        return found;
-    }
-
-    [[nodiscard]] const std::string& prefix() const noexcept { return prefix_; }
-    [[nodiscard]] bool has(std::string_view name, bool absolute = false) const {
-        return st_.contains(absolute ? std::string(name) : prefix_ + std::string(name));
-    }
-
-    /// The view of a tensor, checked: present, a float dtype (F32, F16, BF16), `shape`.
-    [[nodiscard]] const TensorView& view(std::string_view name, std::vector<std::size_t> shape, bool absolute = false) const {
-        const std::string full = absolute ? std::string(name) : prefix_ + std::string(name);
-        if (!st_.contains(full))
-            throw FormatError("'" + st_.file_name() + "': missing tensor '" + full + "' (expected shape " + fmt(shape) +
-                              " from '" + config_ + "')");
-        const TensorView& t = st_.tensor(full);
-        if (t.dtype != Dtype::F32 && t.dtype != Dtype::F16 && t.dtype != Dtype::BF16) {
-            std::string dt = "?";
-            for (const auto& [n, d] : dtype_names)
-                if (d == t.dtype) dt = std::string(n);
-            throw FormatError("'" + st_.file_name() + "': tensor '" + full + "' has dtype " + dt +
-                              " (ragpp reads F32, F16 or BF16 weights)");
-        }
-        if (t.shape != shape)
-            throw FormatError("'" + st_.file_name() + "': tensor '" + full + "' has shape " + fmt(t.shape) + ", but '" +
-                              config_ + "' implies " + fmt(shape));
-        return t;
-    }
-    /// The tensor converted to float32 (F16 and BF16 widened exactly).
-    [[nodiscard]] std::vector<float> floats(std::string_view name, std::vector<std::size_t> shape, bool absolute = false) const {
-        const TensorView& t = view(name, std::move(shape), absolute);
-        std::vector<float> out(t.elements());
-        st_.to_floats(t, out);
-        return out;
-    }
-    [[nodiscard]] const SafeTensors& file() const noexcept { return st_; }
-
-    static std::string fmt(const std::vector<std::size_t>& s) {
-        std::string out = "[";
-        for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-        return out + "]";
-    }
-
-private:
-    const SafeTensors& st_;
-    std::string prefix_;
-    std::string config_;
-};
-
-/// One linear layer, float32 or int8 (detail::nn::LinearF32 / detail::nn::LinearI8).
-class Dense {
-public:
-    Dense() = default;
-    Dense(const std::vector<float>& w, std::size_t n_out, std::size_t n_in, const std::vector<float>& b, TransformerQuantization q)
-        : int8_(q == TransformerQuantization::int8) {
-        if (int8_) i8_ = detail::nn::LinearI8(w.data(), n_out, n_in, b.data());
-        else f32_ = detail::nn::LinearF32(w.data(), n_out, n_in, b.data());
-    }
-    [[nodiscard]] std::size_t n_out() const noexcept { return int8_ ? i8_.n_out() : f32_.n_out(); }
-    void forward(const float* x, std::size_t m, float* y) const {
-        if (int8_) i8_.forward(x, m, y);
-        else f32_.forward(x, m, y);
-    }
-
-private:
-    bool int8_ = false;
-    detail::nn::LinearF32 f32_;
-    detail::nn::LinearI8 i8_;
-};
-
-}  // namespace detail
 
 struct TransformerModelOptions {
     TransformerQuantization quantize = TransformerQuantization::none;
@@ -541,48 +443,6 @@ private:
     detail::nn::LinearF32 pooler_;
     bool has_pooler_ = false;
 };
-
-// =====================================================================================
-// Tokenizer calls (with special tokens, truncation)
-// =====================================================================================
-
-namespace detail {
-
-/// The ids (with special tokens) and type ids of one encoded text or pair.
-struct EncodedInput {
-    std::vector<HfTokenizer::TokenId> ids;
-    std::vector<std::uint32_t> type_ids;
-};
-
-inline EncodedInput encode_single(const HfTokenizer& tok, std::string_view text, std::size_t max_length) {
-    auto e = tok.encode_special(text, max_length);
-    return {std::move(e.ids), std::move(e.type_ids)};
-}
-inline EncodedInput encode_pair(const HfTokenizer& tok, std::string_view a, std::string_view b, std::size_t max_length) {
-    auto e = tok.encode_pair(a, b, max_length);
-    return {std::move(e.ids), std::move(e.type_ids)};
-}
-
-/// tokenizer_config.json's model_max_length, when present and finite.
-inline std::optional<std::size_t> model_max_length(const std::filesystem::path& dir) {
-    const auto j = read_json_if_exists(dir / "tokenizer_config.json");
-    if (!j || !j->is_object() || !j->contains("model_max_length") || !(*j)["model_max_length"].is_number()) return std::nullopt;
-    const double v = (*j)["model_max_length"].get<double>();
-    if (!(v >= 1) || v > 1e9) return std::nullopt;  // transformers writes 1e30 for "no limit"
-    return static_cast<std::size_t>(v);
-}
-
-/// The folder's tokenizer.json (IoError naming the path when it is missing).
-inline std::shared_ptr<const HfTokenizer> load_tokenizer(const std::filesystem::path& model_dir, const std::filesystem::path& root) {
-    std::filesystem::path p = model_dir / "tokenizer.json";
-    if (!detail::path_exists(p) && detail::path_exists(root / "tokenizer.json")) p = root / "tokenizer.json";
-    if (!detail::path_exists(p))
-        throw IoError("cannot open '" + (model_dir / "tokenizer.json").string() +
-                      "' (no such file; ragpp reads tokenizers from tokenizer.json only)");
-    return std::make_shared<const HfTokenizer>(HfTokenizer::from_file(p));
-}
-
-}  // namespace detail
 
 // =====================================================================================
 // Pooling (sentence-transformers models.Pooling and models.Normalize)

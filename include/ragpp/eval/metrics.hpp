@@ -35,101 +35,54 @@
 #include <vector>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/eval/detail/metrics.hpp>
+#include <ragpp/eval/metric_types.hpp>
 
 namespace ragpp {
-
-/// A question's graded judgments: id -> grade (> 0 relevant).
-template <class Id = std::string>
-using Judgments = std::unordered_map<Id, double>;
-
-/// "No cut-off".
-inline constexpr std::size_t no_cutoff = std::numeric_limits<std::size_t>::max();
-
-namespace detail {
-template <class Id>
-void check_ranking(std::span<const Id> ranking, const char* where) {
-    std::unordered_set<Id> seen;
-    seen.reserve(ranking.size());
-    for (std::size_t i = 0; i < ranking.size(); ++i)
-        if (!seen.insert(ranking[i]).second)
-            throw InvalidArgument(std::string(where) + ": the ranking repeats an id at rank " + std::to_string(i + 1));
-}
-template <class Id>
-std::size_t relevant_count(const Judgments<Id>& judgments) {
-    return static_cast<std::size_t>(
-        std::count_if(judgments.begin(), judgments.end(), [](const auto& kv) { return kv.second > 0; }));
-}
-template <class Id>
-double grade_of(const Judgments<Id>& judgments, const Id& id) {
-    auto it = judgments.find(id);
-    return it == judgments.end() ? 0.0 : it->second;
-}
-inline void check_k(std::size_t k, const char* where) {
-    if (k == 0) throw InvalidArgument(std::string(where) + ": k must be >= 1");
-}
-}  // namespace detail
 
 // --- per question -----------------------------------------------------------------
 
 template <class Id>
 [[nodiscard]] std::optional<double> hit_at_k(std::span<const std::type_identity_t<Id>> ranking, const Judgments<Id>& judgments,
                                              std::size_t k) {
-    detail::check_k(k, "hit_at_k");
-    detail::check_ranking(ranking, "hit_at_k");
-    if (detail::relevant_count(judgments) == 0) return std::nullopt;
-    const std::size_t n = std::min(k, ranking.size());
-    for (std::size_t r = 0; r < n; ++r)
-        if (detail::grade_of(judgments, ranking[r]) > 0) return 1.0;
-    return 0.0;
+    const auto cut = detail::cut_at_k(ranking, judgments, k, "hit_at_k");
+    if (!cut) return std::nullopt;
+    return detail::first_relevant_rank(ranking, judgments, cut->ranks) ? 1.0 : 0.0;
 }
 
 template <class Id>
 [[nodiscard]] std::optional<double> recall_at_k(std::span<const std::type_identity_t<Id>> ranking, const Judgments<Id>& judgments,
                                                 std::size_t k) {
-    detail::check_k(k, "recall_at_k");
-    detail::check_ranking(ranking, "recall_at_k");
-    const std::size_t rel = detail::relevant_count(judgments);
-    if (rel == 0) return std::nullopt;
-    const std::size_t n = std::min(k, ranking.size());
-    std::size_t found = 0;
-    for (std::size_t r = 0; r < n; ++r) found += detail::grade_of(judgments, ranking[r]) > 0 ? 1 : 0;
-    return static_cast<double>(found) / static_cast<double>(rel);
+    const auto cut = detail::cut_at_k(ranking, judgments, k, "recall_at_k");
+    if (!cut) return std::nullopt;
+    return static_cast<double>(detail::relevant_in_top(ranking, judgments, cut->ranks)) / static_cast<double>(cut->relevant);
 }
 
 template <class Id>
 [[nodiscard]] std::optional<double> precision_at_k(std::span<const std::type_identity_t<Id>> ranking, const Judgments<Id>& judgments,
                                                    std::size_t k) {
-    detail::check_k(k, "precision_at_k");
-    detail::check_ranking(ranking, "precision_at_k");
-    if (detail::relevant_count(judgments) == 0) return std::nullopt;
-    const std::size_t n = std::min(k, ranking.size());
-    std::size_t found = 0;
-    for (std::size_t r = 0; r < n; ++r) found += detail::grade_of(judgments, ranking[r]) > 0 ? 1 : 0;
-    return static_cast<double>(found) / static_cast<double>(k);
+    const auto cut = detail::cut_at_k(ranking, judgments, k, "precision_at_k");
+    if (!cut) return std::nullopt;
+    return static_cast<double>(detail::relevant_in_top(ranking, judgments, cut->ranks)) / static_cast<double>(k);
 }
 
 /// Reciprocal rank of the first relevant result, cut at k (no_cutoff by default).
 template <class Id>
 [[nodiscard]] std::optional<double> reciprocal_rank(std::span<const std::type_identity_t<Id>> ranking, const Judgments<Id>& judgments,
                                                     std::size_t k = no_cutoff) {
-    detail::check_k(k, "reciprocal_rank");
-    detail::check_ranking(ranking, "reciprocal_rank");
-    if (detail::relevant_count(judgments) == 0) return std::nullopt;
-    const std::size_t n = std::min(k, ranking.size());
-    for (std::size_t r = 0; r < n; ++r)
-        if (detail::grade_of(judgments, ranking[r]) > 0) return 1.0 / static_cast<double>(r + 1);
-    return 0.0;
+    const auto cut = detail::cut_at_k(ranking, judgments, k, "reciprocal_rank");
+    if (!cut) return std::nullopt;
+    const auto rank = detail::first_relevant_rank(ranking, judgments, cut->ranks);
+    return rank ? 1.0 / static_cast<double>(*rank) : 0.0;
 }
 
 template <class Id>
 [[nodiscard]] std::optional<double> ndcg_at_k(std::span<const std::type_identity_t<Id>> ranking, const Judgments<Id>& judgments,
                                               std::size_t k) {
-    detail::check_k(k, "ndcg_at_k");
-    detail::check_ranking(ranking, "ndcg_at_k");
-    if (detail::relevant_count(judgments) == 0) return std::nullopt;
-    const std::size_t n = std::min(k, ranking.size());
+    const auto cut = detail::cut_at_k(ranking, judgments, k, "ndcg_at_k");
+    if (!cut) return std::nullopt;
     double dcg = 0.0;
-    for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t r = 0; r < cut->ranks; ++r) {
         const double g = detail::grade_of(judgments, ranking[r]);
         if (g > 0) dcg += g / std::log2(static_cast<double>(r) + 2.0);
     }
@@ -146,58 +99,19 @@ template <class Id>
 template <class Id>
 [[nodiscard]] std::optional<double> average_precision(std::span<const std::type_identity_t<Id>> ranking, const Judgments<Id>& judgments,
                                                       std::size_t k = no_cutoff) {
-    detail::check_k(k, "average_precision");
-    detail::check_ranking(ranking, "average_precision");
-    const std::size_t rel = detail::relevant_count(judgments);
-    if (rel == 0) return std::nullopt;
-    const std::size_t n = std::min(k, ranking.size());
+    const auto cut = detail::cut_at_k(ranking, judgments, k, "average_precision");
+    if (!cut) return std::nullopt;
     double sum = 0.0;
     std::size_t found = 0;
-    for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t r = 0; r < cut->ranks; ++r)
         if (detail::grade_of(judgments, ranking[r]) > 0) {
             ++found;
             sum += static_cast<double>(found) / static_cast<double>(r + 1);
         }
-    return sum / static_cast<double>(rel);
+    return sum / static_cast<double>(cut->relevant);
 }
 
 // --- over a question set ----------------------------------------------------------
-
-/// One question's ranking and judgments.
-template <class Id = std::string>
-struct RankedQuestion {
-    std::vector<Id> ranking;
-    Judgments<Id> judgments;
-};
-
-/// A metric averaged over the questions that have at least one relevant document.
-struct MetricSummary {
-    /// Mean over the `questions` counted; 0 when none was.
-    double mean = 0.0;
-    /// Questions averaged (with at least one relevant document).
-    std::size_t questions = 0;
-    /// Questions left out because nothing is relevant to them (unanswerable).
-    std::size_t without_relevant = 0;
-};
-
-namespace detail {
-template <class Id, class F>
-MetricSummary summarize(std::span<const RankedQuestion<Id>> set, F&& per_question) {
-    MetricSummary s;
-    double sum = 0.0;
-    for (const auto& q : set) {
-        const std::optional<double> v = per_question(q);
-        if (!v) {
-            ++s.without_relevant;
-            continue;
-        }
-        sum += *v;
-        ++s.questions;
-    }
-    s.mean = s.questions ? sum / static_cast<double>(s.questions) : 0.0;
-    return s;
-}
-}  // namespace detail
 
 #define RAGPP_DEFINE_SET_METRIC(NAME, PER_QUESTION)                                                         \
     template <class Id>                                                                                     \

@@ -30,26 +30,15 @@
 #include <ragpp/detail/file_io.hpp>
 #include <ragpp/detail/hash.hpp>
 #include <ragpp/io/corpus.hpp>
+#include <ragpp/io/detail/sources.hpp>
+#include <ragpp/io/source_record.hpp>
 
 namespace ragpp {
-
-/// What an index knows of one source file.
-struct SourceRecord {
-    std::string path;                 // the source id: relative to the corpus root, with '/'
-    std::uint64_t size = 0;
-    std::int64_t mtime_ns = 0;
-    std::uint64_t hash = 0;           // source_hash of its content
-    std::vector<std::string> chunks;  // the chunk ids (Document::id) made from it
-    std::int64_t scanned_ns = -1;     // SourceFile::scanned_ns when recorded; -1: unknown
-};
 
 /// The record of a scanned file whose content hashes to `hash`.
 [[nodiscard]] inline SourceRecord make_source_record(const SourceFile& f, std::uint64_t hash, std::vector<std::string> chunks) {
     return {f.path, f.size, f.mtime_ns, hash, std::move(chunks), f.scanned_ns};
 }
-
-/// A file whose size and mtime are this close to its scan's start is checked by content.
-inline constexpr std::int64_t racy_margin_ns = 2'000'000'000;
 
 /// The content hash of a source: FNV-1a-64 of its bytes.
 [[nodiscard]] inline std::uint64_t source_hash(std::string_view content) noexcept { return detail::fnv1a64(content); }
@@ -175,16 +164,6 @@ public:
 private:
     std::map<std::string, SourceRecord, std::less<>> records_;
 };
-
-namespace detail::sources {
-
-/// Whether size and mtime alone say that `r` is unchanged in a file of `size`, `mtime_ns`.
-[[nodiscard]] inline bool stat_says_unchanged(const SourceRecord& r, std::uint64_t size, std::int64_t mtime_ns) noexcept {
-    const bool racy = r.scanned_ns < 0 || r.mtime_ns >= r.scanned_ns - racy_margin_ns;
-    return !racy && r.size == size && r.mtime_ns == mtime_ns;
-}
-
-}  // namespace detail::sources
 
 /// What changed between an index's manifest and a new scan of its corpus.
 struct SourceDiff {

@@ -18,57 +18,13 @@
 #include <string_view>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/text/detail/utf8.hpp>
+#include <ragpp/text/utf8_decode.hpp>
 
 namespace ragpp::text {
 
-inline constexpr char32_t replacement_character = 0xFFFD;
-
 /// What to do with ill-formed UTF-8: replace each maximal subpart by U+FFFD, or throw.
 enum class Utf8Errors { replace, strict };
-
-/// One decoded code point: its value (U+FFFD when `valid` is false) and the number of
-/// bytes it spans in the input (at least 1).
-struct Utf8Char {
-    char32_t code_point;
-    std::uint32_t length;
-    bool valid;
-};
-
-/// Decodes the code point starting at byte `pos` of `s` (requires pos < s.size()).
-[[nodiscard]] constexpr Utf8Char decode_utf8(std::string_view s, std::size_t pos) noexcept {
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
-    const unsigned b0 = byte(pos);
-    if (b0 < 0x80) return {b0, 1, true};
-    unsigned need = 0;
-    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    char32_t cp = 0;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        need = 1;
-        cp = b0 & 0x1Fu;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        need = 2;
-        cp = b0 & 0x0Fu;
-        if (b0 == 0xE0) lo = 0xA0;
-        if (b0 == 0xED) hi = 0x9F;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        need = 3;
-        cp = b0 & 0x07u;
-        if (b0 == 0xF0) lo = 0x90;
-        if (b0 == 0xF4) hi = 0x8F;
-    } else {
-        return {replacement_character, 1, false};
-    }
-    std::uint32_t len = 1;
-    for (unsigned k = 0; k < need; ++k) {
-        if (pos + len >= s.size()) return {replacement_character, len, false};
-        const unsigned b = byte(pos + len);
-        const unsigned l = k == 0 ? lo : 0x80u, h = k == 0 ? hi : 0xBFu;
-        if (b < l || b > h) return {replacement_character, len, false};
-        cp = (cp << 6) | (b & 0x3Fu);
-        ++len;
-    }
-    return {cp, len, true};
-}
 
 /// Appends the UTF-8 encoding of `cp` (a scalar value; others become U+FFFD).
 inline void append_utf8(std::string& out, char32_t cp) {
@@ -106,21 +62,6 @@ inline void append_utf8(std::string& out, char32_t cp) {
 }
 
 [[nodiscard]] constexpr bool is_valid_utf8(std::string_view s) noexcept { return find_invalid_utf8(s) == s.size(); }
-
-namespace detail {
-[[noreturn]] inline void throw_invalid_utf8(std::string_view s, std::size_t offset, std::string_view where) {
-    const auto b = static_cast<unsigned char>(s[offset]);
-    const Utf8Char c = decode_utf8(s, offset);
-    const bool lead = (b >= 0xC2 && b <= 0xF4);
-    const char* why = !lead                            ? (b >= 0x80 && b <= 0xBF ? "unexpected continuation byte" : "byte never valid in UTF-8")
-                      : offset + c.length >= s.size() ? "truncated sequence"
-                                                      : "bad continuation byte";
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02x", b);
-    throw ParseError(std::string(where) + ": invalid UTF-8 at byte offset " + std::to_string(offset) + " (byte " + hex +
-                     ": " + why + ")");
-}
-}  // namespace detail
 
 /// Throws ParseError naming the byte offset of the first ill-formed sequence of `s`.
 /// `where` names the input in the message (a file name, a field).
