@@ -4,7 +4,8 @@
 #
 #   cmake -DINCLUDE_DIR=<dir holding ragpp/> -DLAYERS=<layers.txt> -P check_layers.cmake
 #
-# Prints every violation ("ragpp/answer/x.hpp:12: layer answer may not include
+# Also fails when a public header (one not under a detail/ folder) opens a detail
+# namespace. Prints every violation ("ragpp/answer/x.hpp:12: layer answer may not include
 # ragpp/eval/y.hpp") and fails when there is one. Run as ctest layers.includes, and on a
 # fake tree with known violations as ctest layers.checker (which must report them).
 cmake_minimum_required(VERSION 3.20)
@@ -60,8 +61,18 @@ foreach(_h IN LISTS _headers)
   endif()
   file(STRINGS ${INCLUDE_DIR}/${_h} _lines)
   set(_n 0)
+  # A public header (not under a detail/ folder) holds no detail block: not-API code
+  # lives under <layer>/detail/ (docs/architecture.md).
+  set(_public TRUE)
+  if(_h MATCHES "/detail/")
+    set(_public FALSE)
+  endif()
   foreach(_line IN LISTS _lines)
     math(EXPR _n "${_n} + 1")
+    if(_public AND _line MATCHES "^[ \t]*namespace[ \t]+(ragpp::)?detail([ \t{:]|$)")
+      message("${_h}:${_n}: a public header opens a detail namespace (move it under ${_layer}/detail/)")
+      math(EXPR _errors "${_errors} + 1")
+    endif()
     if(_line MATCHES "^[ \t]*#[ \t]*include[ \t]*<((Eigen|nlohmann)/[^>]+)>")
       list(APPEND _ext_${_id} "${CMAKE_MATCH_1}")
       continue()

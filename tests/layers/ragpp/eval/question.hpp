@@ -1,1 +1,2 @@
-// A fake tree for ctest layers.checker.
+// A fake tree for ctest layers.checker: this public header opens a detail namespace.
+namespace ragpp::detail {}
