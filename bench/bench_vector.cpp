@@ -3,7 +3,7 @@
 //   read      a plain sequential read of the same float32 bytes (the memory's limit)
 //   float32   VectorIndex::search_vector, exact: ms/query, GB/s, fraction of `read`
 //   batch     VectorIndex::search_batch (one matrix product per block of rows)
-//   int8 / float16   quantized scan + exact re-scoring: ms/query, recall@10 vs exact
+//   int8 / float16   quantized scan + re-scoring from the dequantized rows: ms/query, recall@10 vs exact
 //   faiss_flat_ip    FAISS IndexFlatIP on the same vectors and queries (when built with it)
 // Usage: bench_vector [--n N] [--dim D] [--queries Q] [--batch B]
 // Memory: about 2.3 x N x D x 4 bytes at its peak (2.4 GB for the defaults).
