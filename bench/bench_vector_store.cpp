@@ -223,7 +223,7 @@ int mapped(std::size_t n, std::size_t dim, Quantization q, const std::filesystem
             std::printf(R"({"bench":"vector_store","data":"synthetic","config":"open_%s%s","quantization":"%s","n":%zu,"dim":%zu,)"
                         R"("file_mb":%.1f,"build_s":%.2f,"save_s":%.2f,"rss_built_mb":%.1f,"open_ms":%.2f,"open_cpu_ms":%.2f,)"
                         R"("rss_before_open_mb":%.1f,"rss_after_open_mb":%.1f,"rss_after_100_queries_mb":%.1f,"ms_per_query":%.3f,)"
-                        R"("same_as_built":%zu,"queries":%zu,"page_cache":"warm (just saved)"})" "\n",
+                        R"("same_as_built":%zu,"queries":%zu,"page_cache":"warm, just saved"})" "\n",
                         mmap ? "mmap" : "read", verify ? "_verify" : "", std::string(ragpp::to_string(q)).c_str(), n, dim, file_mb,
                         build_s, save_s, built_rss, open_ms, open_cpu, rss0, rss_open, proc_mb("VmRSS:"), median(wall), same,
                         static_cast<std::size_t>(queries.rows()));
