@@ -29,7 +29,7 @@
 //     on disk (index/detail/vector_exact.hpp, read with pread, never resident in the
 //     index): the scores are float32 scores, only the candidate set is approximate.
 // recall@10 against exact float32 search is tested (tests/unit-vector.cpp) and measured
-// on GloVe (bench/bench_vector_glove.cpp). A quantized index has no float32 matrix():
+// on GloVe (bench/bench_vector_store.cpp). A quantized index has no float32 matrix():
 // vector(id) returns the exact row from the file with exact_rescore, else the
 // dequantized one.
 //
@@ -261,6 +261,7 @@ public:
         for (DocId id : ids)
             if (contains(id) || !seen.emplace(id, 0).second) throw duplicate(id);
         thaw();
+        reserve_rows(ids_.size() + ids.size());  // exactly: one batch does not double the capacity
         const std::size_t before = ids_.size();
         const DocId next_before = next_id_;
         try {
@@ -629,6 +630,25 @@ private:
     template <class V>
     static void grow(V& v, std::size_t needed) {
         if (v.capacity() < needed) v.reserve(std::max(needed, v.capacity() * 2));
+    }
+
+    /// Capacity for `rows` rows in every array (exactly, when more is needed).
+    void reserve_rows(std::size_t rows) {
+        auto exact = [](auto& v, std::size_t n) {
+            if (v.capacity() < n) v.reserve(n);
+        };
+        if (options_.quantization == Quantization::none) exact(data_, rows * dim_);
+        exact(ids_, rows);
+        exact(norms2_, rows);
+        exact(dead_, rows);
+        if (options_.exact_rescore) exact(rec_, rows);
+        if (options_.quantization == Quantization::int8) {
+            exact(q8_, rows * stride8_);
+            exact(scale8_, rows);
+        } else if (options_.quantization == Quantization::float16) {
+            exact(f16_, rows * stride16_);
+        }
+        row_of_.reserve(rows);
     }
 
     // The arrays, from memory or from the loaded file (frozen): pointers valid until the
