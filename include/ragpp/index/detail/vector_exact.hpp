@@ -13,6 +13,9 @@
 // size and header are checked at open, and a row read back with a NaN or infinite value
 // is a FormatError naming the file. An index being built appends to a working file of
 // the same layout (count and token 0 in its header: it is never opened by open()).
+// Copies of an index share one ExactRows (a shared_ptr): appends take a mutex and go
+// to the end, so two copies adding rows never overwrite each other's records (each
+// keeps its own row -> record map); reads (pread) are safe from any thread.
 #pragma once
 
 #include <algorithm>
