@@ -1,6 +1,8 @@
 # Vector search benchmarks (see docs/benchmarks-vector.md).
 #   bench_vector          flat search over synthetic vectors: float32 / int8 / float16
 #                         against the memory's sequential read speed and FAISS IndexFlatIP
+#   bench_vector_store    bytes per vector and recall@10 of float16 / int8 (GloVe), open
+#                         time and RSS of a mapped index (bench_vector_store.cpp)
 #   bench_vector_scifact  nDCG@10 on SciFact with word vectors (GloVe from
 #                         bench/glove_from_npm.sh) and the hashing embedder
 add_executable(bench_vector ${CMAKE_CURRENT_LIST_DIR}/bench_vector.cpp)
@@ -26,3 +28,8 @@ if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/bench_vector_scifact.cpp)
   target_link_libraries(bench_vector_scifact PRIVATE ragpp::ragpp)
   ragpp_target_options(bench_vector_scifact)
 endif()
+
+# Quantized storage (bytes per vector, recall on GloVe) and mapped open (open time, RSS).
+add_executable(bench_vector_store ${CMAKE_CURRENT_LIST_DIR}/bench_vector_store.cpp)
+target_link_libraries(bench_vector_store PRIVATE ragpp::ragpp)
+ragpp_target_options(bench_vector_store)

@@ -14,17 +14,30 @@
 //   inner_product   s = x.q
 //   l2              s = -|x - q|^2 = 2 x.q - |x|^2 - |q|^2   (negated squared distance)
 //
-// Quantized storage (VectorIndexOptions::quantization) keeps, beside the float32 rows,
-// a compact copy scanned first:
-//   int8     per vector: scale = max_i |x_i| / 127, c_i = round(x_i / scale); the query
-//            is quantized the same way (scale t, d_i) and x.q ~ scale * t * sum c_i d_i
-//            (integer dot products);
+// Quantized storage (VectorIndexOptions::quantization) keeps a compact copy of each
+// vector INSTEAD of its float32 row (4x or 2x less memory, and a scan reads 4x or 2x
+// fewer bytes):
+//   int8     per vector: c_i = round(127 x_i / max_i |x_i|), kept with the least-squares
+//            scale a = x.c / c.c (x ~ a c); the query is quantized the same way (scale t,
+//            d_i) and the scan scores x.q ~ a * t * sum c_i d_i (integer dot products);
 //   float16  IEEE binary16 copies of x_i, dotted with the float32 query.
-// The best max(k * rescore_factor, min_rescore) candidates of the scan are then
-// re-scored exactly from the float32 rows, so returned scores are always exact; only
-// the candidate set is approximate (recall@10 against exact search is measured by
-// bench/bench_vector.cpp). The float32 rows are kept, so quantization buys speed
-// (a scan reads 4x or 2x fewer bytes), not memory: it costs 1/4 or 1/2 more.
+// |x|^2 of the float32 row is kept (for l2). The best max(k * rescore_factor, min_rescore)
+// candidates of the scan are then re-scored:
+//   - by default from the dequantized rows with the float32 query (int8: scale * sum c_i
+//     q_i; float16: the scan's score): the scores are close to, not equal to, float32's;
+//   - with VectorIndexOptions::exact_rescore, exactly, from float32 rows kept in a file
+//     on disk (index/detail/vector_exact.hpp, read with pread, never resident in the
+//     index): the scores are float32 scores, only the candidate set is approximate.
+// recall@10 against exact float32 search is tested (tests/unit-vector.cpp) and measured
+// on GloVe (bench/bench_vector_store.cpp). A quantized index has no float32 matrix():
+// vector(id) returns the exact row from the file with exact_rescore, else the
+// dequantized one.
+//
+// Saved files (format 3, see save()) lay the arrays out on 64-byte boundaries, so
+// load(..., OpenOptions{.mmap = true}) uses the ids, norms, scales and rows in place in
+// the mapped file (nothing decoded or copied; a DocId -> row lookup array sorted by id is
+// in the file too). Such a "frozen" index is read-only in place: the first write
+// (add or remove) copies it into memory first (copy-on-write, the cost of a read load).
 //
 // Removal marks a tombstone (the row is skipped); rows are compacted when tombstones
 // exceed `compact_ratio` of the rows, or on compact().
@@ -40,7 +53,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <new>
+#include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +75,7 @@
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/embed/embedder.hpp>
+#include <ragpp/index/detail/vector_exact.hpp>
 
 namespace ragpp {
 
@@ -80,6 +97,16 @@ struct VectorIndexOptions {
     std::size_t min_rescore = 100;
     /// Compact when tombstones exceed this fraction of the rows (in (0, 1]).
     double compact_ratio = 0.25;
+    /// Quantized indexes only: re-score the candidates exactly from float32 rows kept in
+    /// a file on disk (not in RAM). Building, the rows are appended to `exact_rows`
+    /// (required then); save(path) writes the live ones to "<path>.f32"; load(path) with
+    /// this set reads them from "<path>.f32" (FormatError when it is missing or of
+    /// another save). Ignored by Quantization::none (its float32 rows are in RAM).
+    bool exact_rescore = false;
+    /// The working file of float32 rows of a quantized index being built with
+    /// exact_rescore (created or truncated on the first add). After load(), adds copy
+    /// the loaded "<path>.f32" here first; without it they throw UnsupportedError.
+    std::filesystem::path exact_rows;
 };
 
 /// The exhaustive backend: every stored vector is scored. It is also the oracle for
@@ -92,9 +119,9 @@ class VectorIndex {
 
 public:
     /// The format id and version of its files in the container of every ragpp index
-    /// file (detail/binary_file.hpp); format 1 files (magic "RAGPPVEC") are refused as
-    /// written by an older ragpp.
-    static constexpr detail::BinaryFormat file_format{"VECINDEX", 2, "vector index", "RAGPPVEC"};
+    /// file (detail/binary_file.hpp); files of format 1 (magic "RAGPPVEC") and format 2
+    /// (float32 rows only, unaligned) are refused as written by an older ragpp.
+    static constexpr detail::BinaryFormat file_format{"VECINDEX", 3, "vector index", "RAGPPVEC"};
     static constexpr std::uint32_t file_version = file_format.version;
 
     VectorIndex()
@@ -107,6 +134,10 @@ public:
         if (!(options_.compact_ratio > 0.0 && options_.compact_ratio <= 1.0))
             throw InvalidArgument("VectorIndexOptions::compact_ratio must be in (0, 1]");
         if (options_.rescore_factor == 0) throw InvalidArgument("VectorIndexOptions::rescore_factor must be >= 1");
+        if (options_.quantization == Quantization::none) options_.exact_rescore = false;
+        if (options_.exact_rescore && options_.exact_rows.empty())
+            throw InvalidArgument("VectorIndexOptions::exact_rescore needs exact_rows, the file where the float32 rows "
+                                  "of added vectors are kept");
         stride16_ = (dim_ + 15) / 16 * 16;
         stride8_ = (dim_ + 31) / 32 * 32;
     }
@@ -115,10 +146,32 @@ public:
     [[nodiscard]] const VectorIndexOptions& options() const noexcept { return options_; }
     [[nodiscard]] std::size_t dimension() const noexcept { return dim_; }
     /// Live (not removed) vectors.
-    [[nodiscard]] std::size_t size() const noexcept { return row_of_.size(); }
+    [[nodiscard]] std::size_t size() const noexcept { return file_ ? fz_.n : row_of_.size(); }
     /// Stored rows, tombstones included.
-    [[nodiscard]] std::size_t rows() const noexcept { return ids_.size(); }
-    [[nodiscard]] bool contains(DocId id) const noexcept { return row_of_.count(id) != 0; }
+    [[nodiscard]] std::size_t rows() const noexcept { return file_ ? fz_.n : ids_.size(); }
+    [[nodiscard]] bool contains(DocId id) const noexcept { return find_row(id).has_value(); }
+    /// Whether the index uses the arrays of a loaded file in place (read-only until the
+    /// first write copies them, see load()).
+    [[nodiscard]] bool frozen() const noexcept { return file_ != nullptr; }
+    /// Whether the rows live in a memory-mapped file (load with OpenOptions::mmap).
+    [[nodiscard]] bool mapped() const noexcept { return file_ && file_->mapped(); }
+
+    /// Bytes of RAM the index holds: its arrays (rows, ids, norms, scales, tombstones),
+    /// the id map (an estimate of the hash table's nodes and buckets), or the whole file
+    /// when it was read (not mapped) and is used in place. A mapped file's pages and the
+    /// float32 rows of exact_rescore (on disk) are not counted: mapped_bytes() and the
+    /// file's size say what they are.
+    [[nodiscard]] std::size_t memory_bytes() const noexcept {
+        std::size_t b = sizeof(*this) + dead_.capacity() + rec_.capacity() * sizeof(std::uint32_t);
+        if (file_) return b + (file_->mapped() ? 0 : file_->size());
+        b += data_.capacity() * sizeof(float) + ids_.capacity() * sizeof(DocId) + norms2_.capacity() * sizeof(float) +
+             q8_.capacity() + scale8_.capacity() * sizeof(float) + f16_.capacity() * sizeof(std::uint16_t);
+        // std::unordered_map: a bucket pointer each, a node (next pointer, key, value, hash) per entry.
+        b += row_of_.bucket_count() * sizeof(void*) + row_of_.size() * (sizeof(void*) + 2 * sizeof(std::uint64_t));
+        return b;
+    }
+    /// Bytes of the mapped file the index reads in place (0 unless mapped()).
+    [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped() ? file_->size() : 0; }
 
     // --- writes ---------------------------------------------------------------------
 
@@ -161,12 +214,14 @@ public:
             if (!std::isfinite(x))
                 throw InvalidArgument("VectorIndex::add_vector: vector of DocId " + std::to_string(id) +
                                       " has a NaN or infinite value");
+        thaw();
         // Prepare the row, then make room everywhere (may throw, nothing changed yet),
         // then commit with operations that cannot throw.
         std::vector<float> row(v.begin(), v.end());
         if (options_.metric == Metric::cosine) normalize(row.data());
         const std::size_t n = ids_.size();
-        grow(data_, (n + 1) * dim_);
+        const bool quantized = options_.quantization != Quantization::none;
+        if (!quantized) grow(data_, (n + 1) * dim_);
         grow(ids_, n + 1);
         grow(norms2_, n + 1);
         grow(dead_, n + 1);
@@ -176,11 +231,17 @@ public:
         } else if (options_.quantization == Quantization::float16) {
             grow(f16_, (n + 1) * stride16_);
         }
+        std::size_t rec = 0;
+        if (options_.exact_rescore) {
+            grow(rec_, n + 1);
+            rec = writable_exact().append(row.data());  // an unreferenced record if a later step throws
+        }
         row_of_.emplace(id, static_cast<std::uint32_t>(n));  // the last step that may throw
-        data_.insert(data_.end(), row.begin(), row.end());
+        if (!quantized) data_.insert(data_.end(), row.begin(), row.end());
         ids_.push_back(id);
         norms2_.push_back(detail::simd::dot_f32_scalar(row.data(), row.data(), dim_));
         dead_.push_back(0);
+        if (options_.exact_rescore) rec_.push_back(static_cast<std::uint32_t>(rec));
         append_quantized(row.data());
         next_id_ = std::max<DocId>(next_id_, id == std::numeric_limits<DocId>::max() ? id : id + 1);
     }
@@ -199,6 +260,8 @@ public:
         std::unordered_map<DocId, int> seen;
         for (DocId id : ids)
             if (contains(id) || !seen.emplace(id, 0).second) throw duplicate(id);
+        thaw();
+        reserve_rows(ids_.size() + ids.size());  // exactly: one batch does not double the capacity
         const std::size_t before = ids_.size();
         const DocId next_before = next_id_;
         try {
@@ -215,6 +278,8 @@ public:
 
     /// Removes `id`; throws NotFoundError (and changes nothing) when it is absent.
     void remove_document(DocId id) {
+        if (!contains(id)) throw NotFoundError("VectorIndex::remove_document: no vector with DocId " + std::to_string(id));
+        thaw();
         auto it = row_of_.find(id);
         if (it == row_of_.end())
             throw NotFoundError("VectorIndex::remove_document: no vector with DocId " + std::to_string(id));
@@ -231,10 +296,12 @@ public:
         for (std::size_t r = 0; r < ids_.size(); ++r) {
             if (dead_[r] != 0) continue;
             if (w != r) {
-                std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(r * dim_), dim_,
-                            data_.begin() + static_cast<std::ptrdiff_t>(w * dim_));
+                if (!data_.empty())
+                    std::copy_n(data_.begin() + static_cast<std::ptrdiff_t>(r * dim_), dim_,
+                                data_.begin() + static_cast<std::ptrdiff_t>(w * dim_));
                 ids_[w] = ids_[r];
                 norms2_[w] = norms2_[r];
+                if (!rec_.empty()) rec_[w] = rec_[r];
                 if (!q8_.empty()) {
                     std::copy_n(q8_.begin() + static_cast<std::ptrdiff_t>(r * stride8_), stride8_,
                                 q8_.begin() + static_cast<std::ptrdiff_t>(w * stride8_));
@@ -254,17 +321,32 @@ public:
 
     // --- reads ----------------------------------------------------------------------
 
-    /// The stored vector of `id` (normalised for cosine); throws NotFoundError.
+    /// The stored vector of `id` (normalised for cosine); throws NotFoundError. For a
+    /// quantized index: the float32 row from disk with exact_rescore, else the
+    /// dequantized row (int8: scale * c_i; float16: the binary16 values), not exact.
     [[nodiscard]] Eigen::VectorXf vector(DocId id) const {
-        auto it = row_of_.find(id);
-        if (it == row_of_.end()) throw NotFoundError("VectorIndex::vector: no vector with DocId " + std::to_string(id));
-        return Eigen::Map<const Eigen::VectorXf>(row_ptr(it->second), static_cast<Eigen::Index>(dim_));
+        const auto r = find_row(id);
+        if (!r) throw NotFoundError("VectorIndex::vector: no vector with DocId " + std::to_string(id));
+        Eigen::VectorXf v(static_cast<Eigen::Index>(dim_));
+        if (options_.quantization == Quantization::none) std::copy_n(row_ptr(*r), dim_, v.data());
+        else if (exact_) exact_->read(rec_of(*r), v.data());
+        else if (options_.quantization == Quantization::int8)
+            for (std::size_t j = 0; j < dim_; ++j) v[static_cast<Eigen::Index>(j)] = scale_data()[*r] * q8_data()[*r * stride8_ + j];
+        else
+            for (std::size_t j = 0; j < dim_; ++j)
+                v[static_cast<Eigen::Index>(j)] = detail::simd::f16_to_f32(f16_data()[*r * stride16_ + j]);
+        return v;
     }
     /// The stored float32 rows (tombstones included), row r belonging to ids()[r].
-    [[nodiscard]] Eigen::Map<const RowMatrixXf> matrix() const noexcept {
-        return {data_.data(), static_cast<Eigen::Index>(ids_.size()), static_cast<Eigen::Index>(dim_)};
+    /// Throws UnsupportedError for a quantized index (it keeps no float32 rows in RAM).
+    [[nodiscard]] Eigen::Map<const RowMatrixXf> matrix() const {
+        if (options_.quantization != Quantization::none)
+            throw UnsupportedError("VectorIndex::matrix: a " + std::string(to_string(options_.quantization)) +
+                                   " index keeps no float32 rows in memory (use vector(id))");
+        return {row_ptr(0), static_cast<Eigen::Index>(rows()), static_cast<Eigen::Index>(dim_)};
     }
-    [[nodiscard]] const std::vector<DocId>& ids() const noexcept { return ids_; }
+    /// Row r's DocId (tombstones included).
+    [[nodiscard]] std::span<const DocId> ids() const noexcept { return {id_data(), rows()}; }
 
     /// The k best documents for `query`, embedded as a query.
     [[nodiscard]] std::vector<Hit> search(std::string_view query, std::size_t k,
@@ -288,17 +370,27 @@ public:
         return search_vector(std::span<const float>(query.data(), static_cast<std::size_t>(query.size())), k, options);
     }
 
-    /// Exact float32 search, whatever the quantization: the oracle of the quantized path.
+    /// Exhaustive search with the best scores the index has: float32 rows (in RAM, or on
+    /// disk with exact_rescore: every live row is read back), else, for a quantized
+    /// index without them, the re-scoring scores of every row (not exact). The oracle of
+    /// the quantized path's candidate selection.
     [[nodiscard]] std::vector<Hit> search_exact_vector(std::span<const float> query, std::size_t k,
                                                        const SearchOptions& options = {}) const {
         std::vector<float> q = prepare_query(query, "search_exact_vector");
         if (k == 0 || size() == 0) return {};
-        return search_exact(q, k, options);
+        if (options_.quantization == Quantization::none) return search_exact(q, k, options);
+        const float qn2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
+        detail::TopK top(k, rows());
+        std::vector<float> buf(dim_);
+        for (std::size_t r = 0; r < rows(); ++r)
+            if (!is_dead(r) && options.allows(id_data()[r])) push_finite(top, id_data()[r], rescore(r, q.data(), qn2, buf.data()));
+        return top.take_sorted();
     }
 
     /// Many query vectors (one per row) at once: one blocked matrix product scores
     /// every query against every row, each row read from memory once for all queries.
-    /// Exact float32 scores whatever the quantization. Result i answers query row i.
+    /// Result i answers query row i. A quantized index answers each query with
+    /// search_vector (its scan and re-scoring).
     [[nodiscard]] std::vector<std::vector<Hit>> search_batch(const Eigen::Ref<const RowMatrixXf>& queries, std::size_t k,
                                                              const SearchOptions& options = {}) const {
         if (static_cast<std::size_t>(queries.cols()) != dim_)
@@ -307,6 +399,13 @@ public:
         const auto m = static_cast<std::size_t>(queries.rows());
         RowMatrixXf Q(queries);
         if (!Q.allFinite()) throw InvalidArgument("VectorIndex::search_batch: a query has a NaN or infinite value");
+        if (options_.quantization != Quantization::none) {
+            std::vector<std::vector<Hit>> out;
+            out.reserve(m);
+            for (std::size_t i = 0; i < m; ++i)
+                out.push_back(search_vector(std::span<const float>(Q.data() + i * dim_, dim_), k, options));
+            return out;
+        }
         Eigen::VectorXf qn2(static_cast<Eigen::Index>(m));
         for (std::size_t i = 0; i < m; ++i) {
             auto row = Q.row(static_cast<Eigen::Index>(i));
@@ -318,12 +417,13 @@ public:
         }
         std::vector<detail::TopK> tops;
         tops.reserve(m);
-        for (std::size_t i = 0; i < m; ++i) tops.emplace_back(k, ids_.size());
+        for (std::size_t i = 0; i < m; ++i) tops.emplace_back(k, rows());
         if (k > 0 && size() > 0) {
             // S = Q X^T by blocks of rows that stay in cache while every group of four
             // queries is scored against them (detail::simd rows4q_f32 micro-kernel).
             const auto& kern = detail::simd::kernels();
-            const std::size_t n = ids_.size();
+            const std::size_t n = rows();
+            const DocId* ids = id_data();
             constexpr std::size_t sub = 256;
             std::vector<float> S(4 * sub);
             for (std::size_t b = 0; b < n; b += sub) {
@@ -336,9 +436,9 @@ public:
                         for (std::size_t t = 0; t < cnt; ++t) kern.rows_f32(row_ptr(b), len, dim_, dim_, qg + t * dim_, S.data() + t * sub);
                     for (std::size_t j = 0; j < len; ++j) {
                         const std::size_t r = b + j;
-                        if (dead_[r] != 0 || !options.allows(ids_[r])) continue;
+                        if (is_dead(r) || !options.allows(ids[r])) continue;
                         for (std::size_t t = 0; t < cnt; ++t)
-                            tops[g + t].push(ids_[r], finish(S[t * sub + j], r, qn2[static_cast<Eigen::Index>(g + t)]));
+                            push_finite(tops[g + t], ids[r], finish(S[t * sub + j], r, qn2[static_cast<Eigen::Index>(g + t)]));
                     }
                 }
             }
@@ -357,34 +457,94 @@ public:
     // --- persistence ------------------------------------------------------------------
     //
     // A ragpp index file (detail/binary_file.hpp: magic "RAGPPIDX", format id "VECINDEX",
-    // version 2, payload size, FNV-1a-64 of the payload), payload (little-endian):
+    // version 3, payload size, FNV-1a-64 of the payload), payload (little-endian):
     //   u32 metric | u32 quantization | u64 dimension | str embedder name (u32 byte
-    //   count + bytes) | u64 n | n x u32 DocId | n x dimension x f32 rows
+    //   count + bytes) | u64 row bytes | u8 exact rows ("<path>.f32" written) | u64 token
+    //   (the side file's) | u64 n
+    //   then, each array starting at a multiple of 64 bytes from the start of the file
+    //   (zero padding before it), so that a mapped file is used in place:
+    //   n x u32 DocId | n x u32 row numbers in increasing DocId order (the id lookup) |
+    //   n x f32 |x|^2 | int8 only: n x f32 scales | n x row bytes rows (float32: dimension
+    //   floats; float16: binary16 values padded with zeros to a multiple of 16; int8:
+    //   int8 values padded with zeros to a multiple of 32)
     // Only live rows are written.
 
-    /// Writes the index to `path` atomically (temporary file + rename). Throws IoError.
+    /// Writes the index to `path` atomically (temporary file + rename), and with
+    /// exact_rescore its float32 rows to "<path>.f32" (first, also atomically). Throws
+    /// IoError.
     void save(const std::filesystem::path& path) const {
+        const std::size_t n = size(), rb = row_bytes();
+        std::vector<std::uint32_t> live;  // live row numbers, in row order
+        live.reserve(n);
+        for (std::size_t r = 0; r < rows(); ++r)
+            if (!is_dead(r)) live.push_back(static_cast<std::uint32_t>(r));
+        std::uint64_t token = 0;
+        if (exact_) {
+            token = std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32) | 1U;
+            std::vector<std::uint32_t> recs(n);
+            for (std::size_t i = 0; i < n; ++i) recs[i] = static_cast<std::uint32_t>(rec_of(live[i]));
+            exact_->write_file(exact_path(path), recs, token);
+        }
+        const DocId* ids = id_data();
+        std::vector<std::uint32_t> by_id(n);
+        for (std::size_t i = 0; i < n; ++i) by_id[i] = static_cast<std::uint32_t>(i);
+        std::sort(by_id.begin(), by_id.end(), [&](std::uint32_t x, std::uint32_t y) { return ids[live[x]] < ids[live[y]]; });
+
         detail::BinaryWriter w;
-        w.u32(static_cast<std::uint32_t>(options_.metric));
-        w.u32(static_cast<std::uint32_t>(options_.quantization));
-        w.u64(static_cast<std::uint64_t>(dim_));
-        w.str(embedder_.name());
-        w.u64(static_cast<std::uint64_t>(size()));
-        for (std::size_t r = 0; r < ids_.size(); ++r)
-            if (dead_[r] == 0) w.put(ids_[r]);
-        for (std::size_t r = 0; r < ids_.size(); ++r)
-            if (dead_[r] == 0) w.array(row_ptr(r), dim_);
+        std::size_t at = detail::binary_header_size;  // the file offset of the next byte
+        auto put = [&](const void* p, std::size_t bytes) {
+            w.bytes(p, bytes);
+            at += bytes;
+        };
+        auto align = [&] {
+            static constexpr char zeros[64] = {};
+            put(zeros, (64 - at % 64) % 64);
+        };
+        auto u32 = [&](std::uint32_t v) { put(&v, 4); };
+        auto u64 = [&](std::uint64_t v) { put(&v, 8); };
+        u32(static_cast<std::uint32_t>(options_.metric));
+        u32(static_cast<std::uint32_t>(options_.quantization));
+        u64(static_cast<std::uint64_t>(dim_));
+        const std::string name(embedder_.name());
+        u32(static_cast<std::uint32_t>(name.size()));
+        put(name.data(), name.size());
+        u64(rb);
+        const std::uint8_t exact = exact_ ? 1 : 0;
+        put(&exact, 1);
+        u64(token);
+        u64(n);
+        align();
+        for (std::uint32_t r : live) put(&ids[r], sizeof(DocId));
+        align();
+        put(by_id.data(), n * sizeof(std::uint32_t));
+        align();
+        for (std::uint32_t r : live) put(&norm_data()[r], sizeof(float));
+        if (options_.quantization == Quantization::int8) {
+            align();
+            for (std::uint32_t r : live) put(&scale_data()[r], sizeof(float));
+        }
+        align();
+        for (std::uint32_t r : live) put(row_bytes_at(r), rb);
         w.save(path, file_format);
     }
 
     /// Reads an index saved by save(). The metric and quantization come from the file;
-    /// the other options from `options`. Throws IoError when the file cannot be read,
-    /// FormatError (naming the file) when it is truncated, corrupted or of another
-    /// version, InvalidArgument when `embedder` is not the one the index was built with.
+    /// the other options from `options`. The file's arrays are used in place (a read
+    /// file's bytes, or with `open.mmap` the mapped pages: opening costs a check of the
+    /// id lookup, norms and scales, 12-16 bytes a vector, and memory follows what
+    /// queries touch); the first add or remove copies them into memory. Throws IoError
+    /// when the file cannot be read, FormatError (naming the file) when it is truncated,
+    /// corrupted or of another version, InvalidArgument when `embedder` is not the one
+    /// the index was built with. With `open.verify` false the payload checksum and the
+    /// check that every row is finite are skipped (a damaged row then gives wrong
+    /// scores, never a crash: non-finite scores are dropped).
+    /// With options.exact_rescore, a quantized index reads its float32 rows from
+    /// "<path>.f32" (FormatError when the index was saved without them, or the side file
+    /// is of another save).
     [[nodiscard]] static VectorIndex load(const std::filesystem::path& path, E embedder,
                                           VectorIndexOptions options = {}, OpenOptions open = {}) {
-        const detail::FileBytes bytes(path, open.mmap);
-        detail::BinaryReader in(bytes.view(), file_format, path.string(), open.verify);
+        auto bytes = std::make_shared<const detail::FileBytes>(path, open.mmap);
+        detail::BinaryReader in(bytes->view(), file_format, path.string(), open.verify);
         const auto metric = in.u32("metric");
         const auto quant = in.u32("quantization");
         if (metric > 2) in.fail("unknown metric " + std::to_string(metric));
@@ -395,25 +555,70 @@ public:
             throw InvalidArgument("VectorIndex::load: " + in.name() + " was built with embedder '" + name + "' (" +
                                   std::to_string(dim) + " dimensions), not '" + std::string(embedder.name()) + "' (" +
                                   std::to_string(embedder.dimension()) + ")");
-        // Each row: a DocId and dim floats; the count is checked before anything is allocated.
-        if (dim > in.remaining() / sizeof(float)) in.fail("dimension " + std::to_string(dim) + " does not fit in the file");
-        const std::size_t n = in.count("row count", sizeof(DocId) + static_cast<std::size_t>(dim) * sizeof(float));
-        std::vector<DocId> ids;
-        in.array(ids, n, "ids");
-        std::vector<float> data;
-        in.array(data, n * static_cast<std::size_t>(dim), "vectors");
-        in.expect_end();
         options.metric = static_cast<Metric>(metric);
         options.quantization = static_cast<Quantization>(quant);
+        const bool exact_wanted = options.exact_rescore && options.quantization != Quantization::none;
+        options.exact_rescore = false;  // the side file is attached below
         VectorIndex index(std::move(embedder), options);
-        for (std::size_t i = 0; i < ids.size(); ++i) {
-            const std::span<const float> row(data.data() + i * dim, static_cast<std::size_t>(dim));
-            for (float x : row)
-                if (!std::isfinite(x)) in.fail("vector of DocId " + std::to_string(ids[i]) + " has a non-finite value");
-            if (index.contains(ids[i])) in.fail("DocId " + std::to_string(ids[i]) + " appears twice");
-            index.add_vector(ids[i], row);
+        const std::size_t rb = index.row_bytes();
+        if (in.u64("row bytes") != rb) in.fail("row bytes do not match the dimension and quantization");
+        const std::uint8_t has_exact = in.u8("exact rows");
+        const std::uint64_t token = in.u64("token");
+        const bool int8 = options.quantization == Quantization::int8;
+        const std::size_t n = in.count("row count", 3 * sizeof(std::uint32_t) + (int8 ? 4 : 0) + rb);
+        auto align = [&] { (void)in.raw((64 - in.offset() % 64) % 64, "padding"); };
+        Frozen& fz = index.fz_;
+        fz.n = n;
+        align();
+        fz.ids = reinterpret_cast<const DocId*>(in.raw(n * sizeof(DocId), "ids").data());
+        align();
+        fz.by_id = reinterpret_cast<const std::uint32_t*>(in.raw(n * sizeof(std::uint32_t), "id lookup").data());
+        align();
+        fz.norms2 = reinterpret_cast<const float*>(in.raw(n * sizeof(float), "norms").data());
+        if (int8) {
+            align();
+            fz.scales = reinterpret_cast<const float*>(in.raw(n * sizeof(float), "scales").data());
         }
+        align();
+        fz.rows = in.raw(n * rb, "rows").data();
+        in.expect_end();
+        // The id lookup must be a permutation with strictly increasing DocIds (so lookups
+        // stay in bounds and ids are unique); norms and scales finite.
+        for (std::size_t i = 0; i < n; ++i) {
+            if (fz.by_id[i] >= n) in.fail("id lookup entry " + std::to_string(i) + " is not a row");
+            if (i > 0 && fz.ids[fz.by_id[i]] <= fz.ids[fz.by_id[i - 1]])
+                in.fail("DocId " + std::to_string(fz.ids[fz.by_id[i]]) + " appears twice or out of order");
+            if (!std::isfinite(fz.norms2[i]) || fz.norms2[i] < 0.0F) in.fail("row " + std::to_string(i) + " has a bad norm");
+            if (int8 && !(std::isfinite(fz.scales[i]) && fz.scales[i] > 0.0F))
+                in.fail("row " + std::to_string(i) + " has a bad int8 scale");
+        }
+        if (open.verify && options.quantization != Quantization::int8) {
+            const bool f16 = options.quantization == Quantization::float16;
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t j = 0; j < (f16 ? index.stride16_ : dim); ++j) {
+                    const bool ok = f16 ? (reinterpret_cast<const std::uint16_t*>(fz.rows + i * rb)[j] & 0x7C00U) != 0x7C00U
+                                        : std::isfinite(reinterpret_cast<const float*>(fz.rows + i * rb)[j]);
+                    if (!ok) in.fail("vector of DocId " + std::to_string(fz.ids[i]) + " has a non-finite value");
+                }
+        }
+        index.next_id_ = n == 0 ? 0 : fz.ids[fz.by_id[n - 1]] == std::numeric_limits<DocId>::max() ? fz.ids[fz.by_id[n - 1]]
+                                                                                                       : fz.ids[fz.by_id[n - 1]] + 1;
+        if (exact_wanted) {
+            if (has_exact == 0)
+                in.fail("saved without float32 rows (\"" + exact_path(path).filename().string() +
+                        "\"), needed by VectorIndexOptions::exact_rescore; build with exact_rescore and save again");
+            index.exact_ = detail::ExactRows::open(exact_path(path), dim, token, n);
+            index.options_.exact_rescore = true;
+        }
+        index.file_ = std::move(bytes);
         return index;
+    }
+
+    /// The side file of float32 rows that save() writes beside `path` with exact_rescore.
+    [[nodiscard]] static std::filesystem::path exact_path(const std::filesystem::path& path) {
+        auto p = path;
+        p += ".f32";
+        return p;
     }
 
 private:
@@ -427,7 +632,123 @@ private:
         if (v.capacity() < needed) v.reserve(std::max(needed, v.capacity() * 2));
     }
 
-    [[nodiscard]] const float* row_ptr(std::size_t r) const noexcept { return data_.data() + r * dim_; }
+    /// Capacity for `rows` rows in every array (exactly, when more is needed).
+    void reserve_rows(std::size_t rows) {
+        auto exact = [](auto& v, std::size_t n) {
+            if (v.capacity() < n) v.reserve(n);
+        };
+        if (options_.quantization == Quantization::none) exact(data_, rows * dim_);
+        exact(ids_, rows);
+        exact(norms2_, rows);
+        exact(dead_, rows);
+        if (options_.exact_rescore) exact(rec_, rows);
+        if (options_.quantization == Quantization::int8) {
+            exact(q8_, rows * stride8_);
+            exact(scale8_, rows);
+        } else if (options_.quantization == Quantization::float16) {
+            exact(f16_, rows * stride16_);
+        }
+        row_of_.reserve(rows);
+    }
+
+    // The arrays, from memory or from the loaded file (frozen): pointers valid until the
+    // next write.
+    [[nodiscard]] const DocId* id_data() const noexcept { return file_ ? fz_.ids : ids_.data(); }
+    [[nodiscard]] const float* norm_data() const noexcept { return file_ ? fz_.norms2 : norms2_.data(); }
+    [[nodiscard]] const float* scale_data() const noexcept { return file_ ? fz_.scales : scale8_.data(); }
+    [[nodiscard]] const float* f32_data() const noexcept {
+        return file_ ? reinterpret_cast<const float*>(fz_.rows) : data_.data();
+    }
+    [[nodiscard]] const std::int8_t* q8_data() const noexcept {
+        return file_ ? reinterpret_cast<const std::int8_t*>(fz_.rows) : q8_.data();
+    }
+    [[nodiscard]] const std::uint16_t* f16_data() const noexcept {
+        return file_ ? reinterpret_cast<const std::uint16_t*>(fz_.rows) : f16_.data();
+    }
+    [[nodiscard]] const float* row_ptr(std::size_t r) const noexcept { return f32_data() + r * dim_; }
+    [[nodiscard]] bool is_dead(std::size_t r) const noexcept { return !file_ && dead_[r] != 0; }
+    [[nodiscard]] std::size_t rec_of(std::size_t r) const noexcept { return rec_.empty() ? r : rec_[r]; }
+    /// Bytes of one stored row (in memory and in the file).
+    [[nodiscard]] std::size_t row_bytes() const noexcept {
+        return options_.quantization == Quantization::none      ? dim_ * sizeof(float)
+               : options_.quantization == Quantization::float16 ? stride16_ * sizeof(std::uint16_t)
+                                                                : stride8_;
+    }
+    [[nodiscard]] const void* row_bytes_at(std::size_t r) const noexcept {
+        return options_.quantization == Quantization::none      ? static_cast<const void*>(row_ptr(r))
+               : options_.quantization == Quantization::float16 ? static_cast<const void*>(f16_data() + r * stride16_)
+                                                                : static_cast<const void*>(q8_data() + r * stride8_);
+    }
+
+    /// The row of `id`: the hash map in memory, a binary search of the file's id lookup
+    /// when frozen.
+    [[nodiscard]] std::optional<std::size_t> find_row(DocId id) const noexcept {
+        if (file_) {
+            std::size_t lo = 0, hi = fz_.n;
+            while (lo < hi) {
+                const std::size_t mid = lo + (hi - lo) / 2;
+                if (fz_.ids[fz_.by_id[mid]] < id) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < fz_.n && fz_.ids[fz_.by_id[lo]] == id) return fz_.by_id[lo];
+            return std::nullopt;
+        }
+        auto it = row_of_.find(id);
+        if (it == row_of_.end()) return std::nullopt;
+        return it->second;
+    }
+
+    /// Copy-on-write: a frozen index copies the file's arrays into memory before its
+    /// first write (all or nothing: the copies are built, then swapped in).
+    void thaw() {
+        if (!file_) return;
+        const std::size_t n = fz_.n, rb = row_bytes();
+        std::vector<DocId> ids(fz_.ids, fz_.ids + n);
+        std::vector<float> norms(fz_.norms2, fz_.norms2 + n);
+        std::vector<float> scales;
+        if (options_.quantization == Quantization::int8) scales.assign(fz_.scales, fz_.scales + n);
+        detail::AlignedVector<float> data;
+        detail::AlignedVector<std::int8_t> q8;
+        detail::AlignedVector<std::uint16_t> f16;
+        if (options_.quantization == Quantization::none) data.assign(f32_data(), f32_data() + n * dim_);
+        else if (options_.quantization == Quantization::int8) q8.assign(q8_data(), q8_data() + n * rb);
+        else f16.assign(f16_data(), f16_data() + n * stride16_);
+        std::vector<std::uint8_t> dead(n, 0);
+        std::vector<std::uint32_t> rec;
+        if (exact_) {
+            rec.resize(n);
+            for (std::size_t r = 0; r < n; ++r) rec[r] = static_cast<std::uint32_t>(r);
+        }
+        std::unordered_map<DocId, std::uint32_t> row_of;
+        row_of.reserve(n);
+        for (std::size_t r = 0; r < n; ++r) row_of.emplace(ids[r], static_cast<std::uint32_t>(r));
+        ids_ = std::move(ids);
+        norms2_ = std::move(norms);
+        scale8_ = std::move(scales);
+        data_ = std::move(data);
+        q8_ = std::move(q8);
+        f16_ = std::move(f16);
+        dead_ = std::move(dead);
+        rec_ = std::move(rec);
+        row_of_ = std::move(row_of);
+        dead_count_ = 0;
+        fz_ = {};
+        file_.reset();
+    }
+
+    /// The float32 rows file appends go to: created at exact_rows on the first add, or a
+    /// copy of a loaded side file there. Throws InvalidArgument / UnsupportedError /
+    /// IoError before anything changes.
+    detail::ExactRows& writable_exact() {
+        if (exact_ && exact_->writable()) return *exact_;
+        if (options_.exact_rows.empty())
+            throw exact_ ? UnsupportedError("VectorIndex: the float32 rows of '" + exact_->path().string() +
+                                            "' are read-only; set VectorIndexOptions::exact_rows at load to add vectors")
+                         : UnsupportedError("VectorIndexOptions::exact_rescore needs exact_rows, the file where the "
+                                            "float32 rows of added vectors are kept");
+        exact_ = exact_ ? exact_->copy_to(options_.exact_rows) : detail::ExactRows::create(options_.exact_rows, dim_);
+        return *exact_;
+    }
 
     void normalize(float* x) const noexcept {
         const float n2 = detail::simd::dot_f32_scalar(x, x, dim_);
@@ -445,9 +766,16 @@ private:
             const float scale = amax > 0.0F ? amax / 127.0F : 1.0F;
             const std::size_t base = q8_.size();
             q8_.resize(base + stride8_, 0);
-            for (std::size_t j = 0; j < dim_; ++j)
-                q8_[base + j] = static_cast<std::int8_t>(std::clamp(std::nearbyint(x[j] / scale), -127.0F, 127.0F));
-            scale8_.push_back(scale);
+            double xc = 0.0, cc = 0.0;
+            for (std::size_t j = 0; j < dim_; ++j) {
+                const float c = std::clamp(std::nearbyint(x[j] / scale), -127.0F, 127.0F);
+                q8_[base + j] = static_cast<std::int8_t>(c);
+                xc += static_cast<double>(x[j]) * c;
+                cc += static_cast<double>(c) * c;
+            }
+            // The least-squares scale of the codes, argmin_a |x - a c|^2 = x.c / c.c: the
+            // dequantized row's dot products err less than with max|x_i| / 127.
+            scale8_.push_back(cc > 0.0 ? static_cast<float>(xc / cc) : scale);
         } else if (options_.quantization == Quantization::float16) {
             const std::size_t base = f16_.size();
             f16_.resize(base + stride16_, 0);
@@ -463,10 +791,11 @@ private:
     }
     /// Keeps the first n rows of every array (the id map is the caller's business).
     void shrink_storage(std::size_t n) noexcept {
-        data_.resize(n * dim_);
+        if (options_.quantization == Quantization::none) data_.resize(n * dim_);
         ids_.resize(n);
         norms2_.resize(n);
         dead_.resize(n);
+        if (!rec_.empty()) rec_.resize(n);
         if (!scale8_.empty() || !q8_.empty()) {
             q8_.resize(n * stride8_);
             scale8_.resize(n);
@@ -487,7 +816,33 @@ private:
 
     /// The final score of row r from its dot product with the query.
     [[nodiscard]] float finish(float dot, std::size_t r, float q_norm2) const noexcept {
-        return options_.metric == Metric::l2 ? 2.0F * dot - norms2_[r] - q_norm2 : dot;
+        return options_.metric == Metric::l2 ? 2.0F * dot - norm_data()[r] - q_norm2 : dot;
+    }
+    /// Pushes unless the score is NaN (a damaged row of a file opened without
+    /// verification must not break the heap's ordering).
+    static void push_finite(detail::TopK& top, DocId id, float score) {
+        if (!std::isnan(score)) top.push(id, score);
+    }
+
+    /// The re-scoring score of row r: float32 (in RAM or read from disk with
+    /// exact_rescore), else the dequantized row with the float32 query. `buf` holds dim floats.
+    [[nodiscard]] float rescore(std::size_t r, const float* q, float qn2, float* buf) const {
+        const auto& kern = detail::simd::kernels();
+        if (options_.quantization == Quantization::none) return finish(kern.dot_f32(row_ptr(r), q, dim_), r, qn2);
+        if (exact_) {
+            exact_->read(rec_of(r), buf);
+            return finish(kern.dot_f32(buf, q, dim_), r, qn2);
+        }
+        float dot = 0.0F;
+        if (options_.quantization == Quantization::int8) {
+            const std::int8_t* c = q8_data() + r * stride8_;
+            for (std::size_t j = 0; j < dim_; ++j) dot += static_cast<float>(c[j]) * q[j];
+            dot *= scale_data()[r];
+        } else {
+            const std::uint16_t* h = f16_data() + r * stride16_;
+            for (std::size_t j = 0; j < dim_; ++j) dot += detail::simd::f16_to_f32(h[j]) * q[j];
+        }
+        return finish(dot, r, qn2);
     }
 
     /// Whether the allowed set is small enough to score its members one by one.
@@ -498,25 +853,24 @@ private:
     std::vector<Hit> search_exact(const std::vector<float>& q, std::size_t k, const SearchOptions& options) const {
         const auto& kern = detail::simd::kernels();
         const float qn2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
-        detail::TopK top(k, ids_.size());
+        const std::size_t n = rows();
+        const DocId* ids = id_data();
+        detail::TopK top(k, n);
         if (sparse_allowed(options)) {
             options.allowed->for_each([&](DocId id) {
-                auto it = row_of_.find(id);
-                if (it == row_of_.end()) return;
-                const std::size_t r = it->second;
-                top.push(id, finish(kern.dot_f32(row_ptr(r), q.data(), dim_), r, qn2));
+                const auto r = find_row(id);
+                if (r) push_finite(top, id, finish(kern.dot_f32(row_ptr(*r), q.data(), dim_), *r, qn2));
             });
             return top.take_sorted();
         }
-        std::vector<float> scores(std::min(block_rows, ids_.size()));
-        const std::size_t n = ids_.size();
+        std::vector<float> scores(std::min(block_rows, n));
         for (std::size_t b = 0; b < n; b += block_rows) {
             const std::size_t len = std::min(block_rows, n - b);
             kern.rows_f32(row_ptr(b), len, dim_, dim_, q.data(), scores.data());
             for (std::size_t j = 0; j < len; ++j) {
                 const std::size_t r = b + j;
-                if (dead_[r] != 0 || !options.allows(ids_[r])) continue;
-                top.push(ids_[r], finish(scores[j], r, qn2));
+                if (is_dead(r) || !options.allows(ids[r])) continue;
+                push_finite(top, ids[r], finish(scores[j], r, qn2));
             }
         }
         return top.take_sorted();
@@ -544,9 +898,19 @@ private:
         return qq;
     }
     std::vector<Hit> search_quantized(const std::vector<float>& q, std::size_t k, const SearchOptions& options) const {
-        if (sparse_allowed(options)) return search_exact(q, k, options);  // few rows: exact is cheaper
-        const auto& kern = detail::simd::kernels();
         const float qn2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
+        const std::size_t n = rows();
+        const DocId* ids = id_data();
+        std::vector<float> buf(dim_);
+        if (sparse_allowed(options)) {  // few rows: re-score each of them
+            detail::TopK top(k, n);
+            options.allowed->for_each([&](DocId id) {
+                const auto r = find_row(id);
+                if (r) push_finite(top, id, rescore(*r, q.data(), qn2, buf.data()));
+            });
+            return top.take_sorted();
+        }
+        const auto& kern = detail::simd::kernels();
         // max(k * rescore_factor, min_rescore), saturated (k may be SIZE_MAX).
         const std::size_t f = options_.rescore_factor;
         const std::size_t candidates =
@@ -555,39 +919,54 @@ private:
         const QuantizedQuery qq = quantize_query(q);
         const bool int8 = options_.quantization == Quantization::int8;
         const bool l2 = options_.metric == Metric::l2;
-        const std::size_t n = ids_.size();
+        const float* norms = norm_data();
+        const float* scales = scale_data();
+        const std::int8_t* q8 = q8_data();
+        const std::uint16_t* f16 = f16_data();
         detail::TopK approx(candidates, n);
         std::vector<float> scores(std::min(block_rows, n));
         std::vector<std::int32_t> iscores(int8 ? scores.size() : 0);
         for (std::size_t b = 0; b < n; b += block_rows) {
             const std::size_t len = std::min(block_rows, n - b);
-            if (int8) kern.rows_i8(q8_.data() + b * stride8_, len, stride8_, qq.i.data(), iscores.data());
-            else kern.rows_f16(f16_.data() + b * stride16_, len, stride16_, qq.f.data(), scores.data());
+            if (int8) kern.rows_i8(q8 + b * stride8_, len, stride8_, qq.i.data(), iscores.data());
+            else kern.rows_f16(f16 + b * stride16_, len, stride16_, qq.f.data(), scores.data());
             for (std::size_t j = 0; j < len; ++j) {
                 const std::size_t r = b + j;
-                float s = int8 ? static_cast<float>(iscores[j]) * scale8_[r] * qq.scale : scores[j];
-                if (l2) s = 2.0F * s - norms2_[r] - qn2;
-                if (s < approx.threshold()) continue;  // most rows stop here
-                if (dead_[r] != 0 || !options.allows(ids_[r])) continue;
+                float s = int8 ? static_cast<float>(iscores[j]) * scales[r] * qq.scale : scores[j];
+                if (l2) s = 2.0F * s - norms[r] - qn2;
+                if (!(s >= approx.threshold())) continue;  // most rows stop here (and NaN)
+                if (is_dead(r) || !options.allows(ids[r])) continue;
                 approx.push(static_cast<DocId>(r), s);  // the row number as id, for now
             }
         }
         detail::TopK top(k, n);
         for (const Hit& h : approx.take_sorted()) {
             const std::size_t r = h.id;
-            top.push(ids_[r], finish(kern.dot_f32(row_ptr(r), q.data(), dim_), r, qn2));
+            // float16 without float32 rows: the scan's score is already the dequantized one.
+            const float s = !int8 && !exact_ ? h.score : rescore(r, q.data(), qn2, buf.data());
+            push_finite(top, ids[r], s);
         }
         return top.take_sorted();
     }
+
+    /// The arrays of a loaded file used in place (frozen; file_ holds the bytes).
+    struct Frozen {
+        std::size_t n = 0;
+        const DocId* ids = nullptr;
+        const std::uint32_t* by_id = nullptr;  // rows in increasing DocId order
+        const float* norms2 = nullptr;
+        const float* scales = nullptr;
+        const char* rows = nullptr;
+    };
 
     E embedder_;
     VectorIndexOptions options_;
     std::size_t dim_;
     std::size_t stride16_ = 0;
     std::size_t stride8_ = 0;
-    detail::AlignedVector<float> data_;  // rows x dim_, row-major
+    detail::AlignedVector<float> data_;  // rows x dim_, row-major (Quantization::none only)
     std::vector<DocId> ids_;             // row -> DocId
-    std::vector<float> norms2_;          // row -> |x|^2 (for l2)
+    std::vector<float> norms2_;          // row -> |x|^2 of the float32 row (for l2)
     std::vector<std::uint8_t> dead_;     // row -> tombstone
     detail::AlignedVector<std::int8_t> q8_;      // rows x stride8_
     std::vector<float> scale8_;          // row -> int8 scale
@@ -595,6 +974,10 @@ private:
     std::unordered_map<DocId, std::uint32_t> row_of_;
     std::size_t dead_count_ = 0;
     DocId next_id_ = 0;
+    std::shared_ptr<const detail::FileBytes> file_;  // set while frozen
+    Frozen fz_;
+    std::shared_ptr<detail::ExactRows> exact_;  // float32 rows on disk (exact_rescore); shared by copies
+    std::vector<std::uint32_t> rec_;            // row -> record of exact_ (empty: the row number)
 };
 
 
