@@ -20,6 +20,7 @@
 #include <ragpp/core/concurrent.hpp>
 #include <ragpp/embed/hashing.hpp>
 #include <ragpp/index/bm25.hpp>
+#include <ragpp/index/hnsw.hpp>
 #include <ragpp/index/vector.hpp>
 #include <ragpp/retrieve/collection.hpp>
 #include <ragpp/retrieve/retriever.hpp>
@@ -554,6 +555,19 @@ TEST_CASE("Concurrent: 4 readers and a writer on a flat VectorIndex see only seq
     ragpp::HashingOptions ho;
     ho.dimension = 64;
     run_index_stress(Vectors(ragpp::HashingEmbedder(ho)), 71);
+}
+
+TEST_CASE("Concurrent: 4 readers and a writer on an HNSW VectorIndex see only sequential states",
+          "[concurrency][concurrent][hnsw]") {
+    // The two copies of left-right must build the same graph: the level generator is a
+    // member of the index, seeded and copied with it, so each write draws the same levels
+    // on both copies, and the oracle (a third copy replayed sequentially) agrees bit for bit.
+    ragpp::HashingOptions ho;
+    ho.dimension = 64;
+    ragpp::HnswOptions hnsw;
+    hnsw.M = 8;
+    hnsw.ef_construction = 40;
+    run_index_stress(ragpp::VectorIndex<ragpp::HashingEmbedder, ragpp::Hnsw>(ragpp::HashingEmbedder(ho), {}, hnsw), 81);
 }
 
 TEST_CASE("Concurrent: 4 readers and a writer on a Collection (BM25 + int8 vectors) see only sequential states",
