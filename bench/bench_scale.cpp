@@ -1,0 +1,327 @@
+// bench_scale: how ragpp's indexes grow with the collection (issue 15 point 6).
+//
+// A synthetic collection of --docs chunks (fixed seed): each chunk has 20 to 60 terms
+// (uniform, mean 40) drawn from --vocab terms with P(rank r) proportional to 1 / r^1.07
+// (as bench_bm25_synthetic), and a --dim-dimensional unit vector (default 384) drawn
+// around one of 1,024 random centres (uniform noise, then normalised), stored as int8
+// without float32 rows (Quantization::int8). Queries: 2 to 5 distinct terms without the
+// 100 most frequent ones, and a vector near a random centre.
+//
+// Prints one JSON line per figure:
+//   build      build time (wall and CPU, one thread) of BM25 and of the int8 vectors,
+//              peak RSS so far, bytes per posting and per vector;
+//   save/open  index size on disk, open time through mmap (OpenOptions{.mmap = true}),
+//              RSS right after open, and that the opened indexes answer as the built ones;
+//   search     top-10 p50/p99 latency (wall) and queries per second for bm25, vector
+//              (flat int8 scan), vector (HNSW, float32 rows, only up to --hnsw-max
+//              chunks: the graph keeps float32 rows and takes hours to build at 10M on
+//              this machine), and hybrid (bm25 top-100 + vector top-100 fused by RRF,
+//              k = 60, the Retriever's fusion without its query embedding), at 1 and 2
+//              threads (each thread runs its share of the queries).
+//   peak       peak RSS of the whole run (getrusage), the figure that must fit in 24 GB.
+//
+// Usage: bench_scale [--docs N] [--dim D] [--vocab V] [--queries Q] [--vector-queries QV]
+//                    [--hnsw-max N] [--out DIR] [--seed S]
+// --out DIR (default: a folder under the system temporary folder) receives bm25.idx and
+// vector.idx; they are removed at the end unless --keep 1.
+#include "bm25_bench.hpp"
+
+#include <ragpp/embed/hashing.hpp>
+#include <ragpp/index/hnsw.hpp>
+#include <ragpp/index/vector.hpp>
+#include <ragpp/retrieve/fusion.hpp>
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <thread>
+
+namespace {
+
+/// Peak resident set of this process so far, in bytes.
+std::size_t peak_rss() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<std::size_t>(u.ru_maxrss) * 1024;
+}
+
+/// Current resident set, in bytes (/proc/self/statm).
+std::size_t current_rss() {
+    std::ifstream in("/proc/self/statm");
+    std::size_t pages = 0, resident = 0;
+    in >> pages >> resident;
+    return resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+
+/// splitmix64: a fast seeded generator for the vectors' noise.
+struct SplitMix {
+    std::uint64_t s;
+    std::uint64_t next() {
+        std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        return z ^ (z >> 31);
+    }
+    /// Uniform in [-1, 1).
+    float sym() { return static_cast<float>(static_cast<double>(next() >> 11) * 0x1.0p-52 - 1.0); }
+};
+
+void normalise(float* v, std::size_t dim) {
+    double n2 = 0;
+    for (std::size_t i = 0; i < dim; ++i) n2 += static_cast<double>(v[i]) * v[i];
+    const auto inv = static_cast<float>(1.0 / std::sqrt(n2 > 0 ? n2 : 1.0));
+    for (std::size_t i = 0; i < dim; ++i) v[i] *= inv;
+}
+
+struct Latency {
+    double p50_ms = 0, p99_ms = 0, qps = 0;
+};
+
+/// Runs `run(q)` for every query q in [0, nq), split across `threads` threads; the
+/// latency of each query (wall) and the aggregate queries per second.
+template <class Run>
+Latency measure(std::size_t nq, unsigned threads, const Run& run) {
+    std::vector<double> ms(nq);
+    const double t0 = bench::now_s();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            for (std::size_t q = t; q < nq; q += threads) {
+                const double s0 = bench::now_s();
+                run(q);
+                ms[q] = (bench::now_s() - s0) * 1e3;
+            }
+        });
+    for (auto& th : pool) th.join();
+    const double wall = bench::now_s() - t0;
+    return {bench::quantile(ms, 0.5), bench::quantile(ms, 0.99), static_cast<double>(nq) / wall};
+}
+
+std::vector<ragpp::DocId> ids_of(const std::vector<ragpp::Hit>& hits) {
+    std::vector<ragpp::DocId> out;
+    out.reserve(hits.size());
+    for (const auto& h : hits) out.push_back(h.id);
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    const auto ndocs = static_cast<std::size_t>(bench::option(argc, argv, "docs", 100'000));
+    const auto dim = static_cast<std::size_t>(bench::option(argc, argv, "dim", 384));
+    const auto nvocab = static_cast<std::size_t>(bench::option(argc, argv, "vocab", 1'000'000));
+    const auto nqueries = static_cast<std::size_t>(bench::option(argc, argv, "queries", 1'000));
+    const auto nvq = static_cast<std::size_t>(
+        bench::option(argc, argv, "vector-queries", static_cast<long>(std::min<std::size_t>(nqueries, 100))));
+    const auto hnsw_max = static_cast<std::size_t>(bench::option(argc, argv, "hnsw-max", 200'000));
+    const auto seed = static_cast<std::uint64_t>(bench::option(argc, argv, "seed", 20261201));
+    const bool keep = bench::option(argc, argv, "keep", 0) != 0;
+    std::filesystem::path out = std::filesystem::temp_directory_path() / ("ragpp-bench-scale-" + std::to_string(::getpid()));
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::string(argv[i]) == "--out") out = argv[i + 1];
+    std::filesystem::create_directories(out);
+    constexpr double exponent = 1.07;
+    constexpr std::size_t stop_ranks = 100, ncentres = 1024, k = 10, fuse_depth = 100;
+    const nlohmann::json base{{"bench", "scale"}, {"docs", ndocs}, {"dim", dim}, {"vocab", nvocab}, {"seed", seed}};
+    auto line = [&](nlohmann::json j) {
+        j.update(base);
+        bench::print(j);
+    };
+
+    // --- the vocabulary and its Zipf law (as bench_bm25_synthetic) --------------------
+    std::vector<std::string> vocab(nvocab);
+    std::vector<double> cdf(nvocab);
+    double total = 0;
+    for (std::size_t r = 0; r < nvocab; ++r) {
+        vocab[r] = "w" + std::to_string(r);
+        total += 1.0 / std::pow(static_cast<double>(r + 1), exponent);
+        cdf[r] = total;
+    }
+    for (auto& c : cdf) c /= total;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    auto draw = [&](std::size_t from_rank) {
+        const double lo = from_rank == 0 ? 0.0 : cdf[from_rank - 1];
+        const double u = lo + (1.0 - lo) * unit(rng);
+        const auto r = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+        return std::min(r, nvocab - 1);
+    };
+
+    // --- BM25 --------------------------------------------------------------------------
+    using Bm25 = ragpp::BM25Index<ragpp::WhitespaceAnalyzer>;
+    Bm25 bm25(ragpp::BM25Params{ragpp::BM25Variant::lucene, 0.9, 0.4, 0.5, 0.25});
+    {
+        std::vector<std::string> terms;
+        std::uniform_int_distribution<std::size_t> length(20, 60);
+        double wall = 0, cpu = 0;
+        for (std::size_t d = 0; d < ndocs; ++d) {
+            terms.clear();
+            const std::size_t n = length(rng);
+            for (std::size_t i = 0; i < n; ++i) terms.push_back(vocab[draw(0)]);
+            const double t0 = bench::now_s(), c0 = bench::cpu_now_s();
+            bm25.add_terms(static_cast<ragpp::DocId>(d), terms);
+            wall += bench::now_s() - t0;
+            cpu += bench::cpu_now_s() - c0;
+        }
+        const double t0 = bench::now_s(), c0 = bench::cpu_now_s();
+        bm25.shrink_to_fit();
+        wall += bench::now_s() - t0;
+        cpu += bench::cpu_now_s() - c0;
+        line({{"figure", "build"}, {"index", "bm25"}, {"build_s", wall}, {"build_cpu_s", cpu},
+              {"postings", bm25.posting_count()}, {"memory_bytes", bm25.memory_bytes()},
+              {"bytes_per_posting", static_cast<double>(bm25.memory_bytes()) / static_cast<double>(bm25.posting_count())},
+              {"peak_rss_bytes", peak_rss()}});
+    }
+
+    // --- int8 vectors, no float32 rows ---------------------------------------------------
+    ragpp::HashingOptions ho;
+    ho.dimension = dim;
+    ragpp::VectorIndexOptions vo;
+    vo.metric = ragpp::Metric::cosine;
+    vo.quantization = ragpp::Quantization::int8;
+    using Vectors = ragpp::VectorIndex<ragpp::HashingEmbedder>;
+    Vectors vectors(ragpp::HashingEmbedder(ho), vo);
+    SplitMix noise{seed ^ 0xABCDEF};
+    std::vector<float> centres(ncentres * dim);
+    for (auto& x : centres) x = noise.sym();
+    for (std::size_t c = 0; c < ncentres; ++c) normalise(centres.data() + c * dim, dim);
+    // A chunk's vector: its centre plus uniform noise of about the centre's norm, then
+    // normalised (neighbours are found inside a cluster, not by the centre alone).
+    auto make_vector = [&](std::uint64_t i, float* v) {
+        SplitMix g{seed * 31 + i};
+        const float* c = centres.data() + (g.next() % ncentres) * dim;
+        const float a = 1.7F / std::sqrt(static_cast<float>(dim));
+        for (std::size_t j = 0; j < dim; ++j) v[j] = c[j] + a * g.sym();
+        normalise(v, dim);
+    };
+    {
+        constexpr std::size_t batch = 65'536;
+        ragpp::RowMatrixXf rows(static_cast<Eigen::Index>(batch), static_cast<Eigen::Index>(dim));
+        std::vector<ragpp::DocId> ids;
+        double wall = 0, cpu = 0;
+        for (std::size_t first = 0; first < ndocs; first += batch) {
+            const std::size_t n = std::min(batch, ndocs - first);
+            ids.resize(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                ids[i] = static_cast<ragpp::DocId>(first + i);
+                make_vector(first + i, rows.data() + i * dim);
+            }
+            const double t0 = bench::now_s(), c0 = bench::cpu_now_s();
+            vectors.add_vectors(ids, rows.topRows(static_cast<Eigen::Index>(n)));
+            wall += bench::now_s() - t0;
+            cpu += bench::cpu_now_s() - c0;
+        }
+        line({{"figure", "build"}, {"index", "vector_int8"}, {"build_s", wall}, {"build_cpu_s", cpu},
+              {"memory_bytes", vectors.memory_bytes()},
+              {"bytes_per_vector", static_cast<double>(vectors.memory_bytes()) / static_cast<double>(ndocs)},
+              {"peak_rss_bytes", peak_rss()}});
+    }
+
+    // --- queries ----------------------------------------------------------------------
+    std::vector<std::string> text_queries;
+    {
+        std::uniform_int_distribution<std::size_t> qlen(2, 5);
+        for (std::size_t q = 0; q < nqueries; ++q) {
+            std::vector<std::string> t;
+            const std::size_t n = qlen(rng);
+            while (t.size() < n) {
+                auto w = vocab[draw(stop_ranks)];
+                if (std::find(t.begin(), t.end(), w) == t.end()) t.push_back(std::move(w));
+            }
+            std::string s;
+            for (const auto& w : t) s += (s.empty() ? "" : " ") + w;
+            text_queries.push_back(std::move(s));
+        }
+    }
+    const std::size_t nvec_queries = std::min(nvq, nqueries);
+    std::vector<float> vector_queries(nqueries * dim);
+    for (std::size_t q = 0; q < nqueries; ++q) make_vector(0xF000'0000'0000ULL + q, vector_queries.data() + q * dim);
+    auto vq = [&](std::size_t q) { return std::span<const float>(vector_queries.data() + q * dim, dim); };
+
+    // --- save, size on disk, mapped open ---------------------------------------------------
+    {
+        const double t0 = bench::now_s();
+        bm25.save(out / "bm25.idx");
+        vectors.save(out / "vector.idx");
+        const double save_s = bench::now_s() - t0;
+        const auto bytes = std::filesystem::file_size(out / "bm25.idx") + std::filesystem::file_size(out / "vector.idx");
+        const std::size_t rss0 = current_rss();
+        const double o0 = bench::now_s();
+        auto bm25_m = Bm25::load(out / "bm25.idx", {}, ragpp::OpenOptions{.mmap = true, .verify = false});
+        auto vectors_m = Vectors::load(out / "vector.idx", ragpp::HashingEmbedder(ho), vo,
+                                       ragpp::OpenOptions{.mmap = true, .verify = false});
+        const double open_s = bench::now_s() - o0;
+        const std::size_t rss1 = current_rss();
+        std::size_t same = 0;
+        const std::size_t check = std::min<std::size_t>(20, nvec_queries);
+        for (std::size_t q = 0; q < check; ++q) {
+            same += bm25_m.search(text_queries[q], k) == bm25.search(text_queries[q], k) ? 1 : 0;
+            same += vectors_m.search_vector(vq(q), k) == vectors.search_vector(vq(q), k) ? 1 : 0;
+        }
+        line({{"figure", "save_open"}, {"save_s", save_s}, {"disk_bytes", bytes},
+              {"bm25_disk_bytes", std::filesystem::file_size(out / "bm25.idx")},
+              {"vector_disk_bytes", std::filesystem::file_size(out / "vector.idx")}, {"open_mmap_s", open_s},
+              {"rss_before_open_bytes", rss0}, {"rss_after_open_bytes", rss1},
+              {"opened_answer_as_built", std::to_string(same) + "/" + std::to_string(2 * check)}});
+    }
+
+    // --- HNSW (float32 rows), up to --hnsw-max chunks -----------------------------------------
+    using Hnsw = ragpp::VectorIndex<ragpp::HashingEmbedder, ragpp::Hnsw>;
+    std::optional<Hnsw> hnsw;
+    if (ndocs <= hnsw_max) {
+        ragpp::VectorIndexOptions ho32;
+        ho32.metric = ragpp::Metric::cosine;
+        hnsw.emplace(ragpp::HashingEmbedder(ho), ho32, ragpp::HnswOptions{});
+        std::vector<float> v(dim);
+        const double t0 = bench::now_s(), c0 = bench::cpu_now_s();
+        for (std::size_t d = 0; d < ndocs; ++d) {
+            make_vector(d, v.data());
+            hnsw->add_vector(static_cast<ragpp::DocId>(d), v);
+        }
+        line({{"figure", "build"}, {"index", "vector_hnsw"}, {"build_s", bench::now_s() - t0},
+              {"build_cpu_s", bench::cpu_now_s() - c0}, {"peak_rss_bytes", peak_rss()}});
+    } else {
+        line({{"figure", "build"}, {"index", "vector_hnsw"}, {"skipped", "docs > --hnsw-max"}});
+    }
+
+    // --- search latency at 1 and 2 threads ----------------------------------------------------
+    for (unsigned threads : {1U, 2U}) {
+        auto report = [&](const char* index, std::size_t nq, const Latency& l, nlohmann::json extra = {}) {
+            nlohmann::json j{{"figure", "search"}, {"index", index},     {"threads", threads}, {"queries", nq},
+                             {"k", k},             {"p50_ms", l.p50_ms}, {"p99_ms", l.p99_ms}, {"qps", l.qps}};
+            if (!extra.is_null()) j.update(extra);
+            line(j);
+        };
+        report("bm25", nqueries, measure(nqueries, threads, [&](std::size_t q) { (void)bm25.search(text_queries[q], k); }));
+        report("vector_flat_int8", nvec_queries,
+               measure(nvec_queries, threads, [&](std::size_t q) { (void)vectors.search_vector(vq(q), k); }));
+        if (hnsw) {
+            // recall@10 of the graph against the flat int8 scan's ids (the flat index is exact
+            // up to int8 re-scoring; see docs/vector-search.md).
+            std::size_t found = 0, wanted = 0;
+            for (std::size_t q = 0; q < nvec_queries; ++q) {
+                const auto exact = ids_of(vectors.search_vector(vq(q), k));
+                const auto approx = ids_of(hnsw->search_vector(vq(q), k));
+                for (auto id : exact) found += std::find(approx.begin(), approx.end(), id) != approx.end() ? 1 : 0;
+                wanted += exact.size();
+            }
+            report("vector_hnsw", nqueries,
+                   measure(nqueries, threads, [&](std::size_t q) { (void)hnsw->search_vector(vq(q), k); }),
+                   {{"recall_at_10_vs_flat", static_cast<double>(found) / static_cast<double>(std::max<std::size_t>(wanted, 1))}});
+        }
+        report("hybrid_rrf", nvec_queries, measure(nvec_queries, threads, [&](std::size_t q) {
+                   const std::vector<std::vector<ragpp::DocId>> lists{ids_of(bm25.search(text_queries[q], fuse_depth)),
+                                                                      ids_of(vectors.search_vector(vq(q), fuse_depth))};
+                   auto fused = ragpp::reciprocal_rank_fusion(lists);
+                   if (fused.size() > k) fused.erase(fused.begin() + static_cast<std::ptrdiff_t>(k), fused.end());
+               }));
+    }
+    line({{"figure", "peak"}, {"peak_rss_bytes", peak_rss()}});
+    if (!keep) std::filesystem::remove_all(out);
+    return 0;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_scale: %s\n", e.what());
+    return 1;
+}
