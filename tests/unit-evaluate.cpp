@@ -188,6 +188,23 @@ TEST_CASE("answer containment: normalised answers in the top k passages", "[eval
     auto r2 = evaluate("fixed", qs, p);
     find_answers(r2, [&](std::string_view id) { return texts.at(std::string(section_of(id))); }, 2);
     CHECK(r2.outcomes()[1].answer_rank == 0);
+
+    // The ceiling: which answers occur anywhere in the corpus (one pass, any rank).
+    // "Two Months", "30 days", "Lima" occur; "Oslo" nowhere; q5 has no answer; "mois"
+    // is not in "moisson", and a multi-word answer must be a contiguous run of words.
+    AnswerFinder finder({"Two Months", "30 days", "Lima", "Oslo", "", "mois", "capital Peru", "capital of peru"});
+    for (const auto& [id, text] : texts) finder.scan(text);
+    finder.scan("la moisson");
+    CHECK(finder.found() == std::vector<bool>{true, true, true, false, false, false, false, true});
+    CHECK(finder.found_count() == 4);
+    // Against the exhaustive check: contains_answer over every passage.
+    const std::vector<std::string> answers{"Two Months", "30 days", "Lima", "Oslo", "", "mois", "capital Peru",
+                                           "capital of peru"};
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+        bool any = contains_answer("la moisson", answers[i]);
+        for (const auto& [id, text] : texts) any = any || contains_answer(text, answers[i]);
+        CHECK(finder.found()[i] == any);
+    }
 }
 
 TEST_CASE("TREC run and qrels files reproduce our figures under trec_eval's rules", "[evaluate][trec]") {

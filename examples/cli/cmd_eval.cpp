@@ -192,6 +192,19 @@ int run_eval(cli::ArgParser& p) {
         std::fprintf(stderr, "%s\n", unmatched.size() > 5 ? " ..." : "");
     }
 
+    // The ceiling of answer containment: how many reference answers occur anywhere in the
+    // corpus. Paraphrased answers (not spans of the corpus) occur nowhere, and the table
+    // then measures nothing: it is replaced by a note.
+    std::size_t with_answer = 0, answers_in_corpus = 0;
+    if (answers) {
+        std::vector<std::string> wanted;
+        for (const auto& q : questions) wanted.push_back(q.answer ? *q.answer : std::string());
+        ragpp::AnswerFinder finder(wanted);
+        for (const auto& [id, text] : texts) finder.scan(text);
+        for (const auto& q : questions) with_answer += q.answer && ragpp::answer_match_form(*q.answer).size() > 1 ? 1 : 0;
+        answers_in_corpus = finder.found_count();
+        if (answers_in_corpus == 0) texts.clear();  // nothing to look for in the rankings
+    }
     // Answer containment of a pipeline's or a run's ranking, when the set has answers.
     auto find_answers_in = [&](ragpp::PipelineReport& report) {
         if (!texts.empty())
@@ -282,6 +295,7 @@ int run_eval(cli::ArgParser& p) {
     auto json_report = [&] {
         auto j = ragpp::report_json(rows, ks, miss_k);
         if (!runs.empty()) j["runs"] = run_info;
+        if (answers) j["answers_in_corpus"] = {{"questions_with_answer", with_answer}, {"occurring", answers_in_corpus}};
         return j;
     };
 
@@ -301,7 +315,17 @@ int run_eval(cli::ArgParser& p) {
             std::printf("\n");
         }
         std::printf("%s\n", ragpp::format_metrics_table(rows, ks).c_str());
-        if (const auto c = ragpp::format_answer_containment(rows, ks); !c.empty()) std::printf("%s\n", c.c_str());
+        if (const auto c = ragpp::format_answer_containment(rows, ks); !c.empty()) {
+            std::printf("%s", c.c_str());
+            if (answers_in_corpus < with_answer)
+                std::printf("(%zu of the %zu reference answers occur nowhere in the corpus: no pipeline can exceed %.4f)\n",
+                            with_answer - answers_in_corpus, with_answer,
+                            static_cast<double>(answers_in_corpus) / static_cast<double>(with_answer));
+            std::printf("\n");
+        } else if (answers && with_answer > 0 && answers_in_corpus == 0) {
+            std::printf("answer containment: not measured: none of the %zu reference answers occurs in the corpus "
+                        "(paraphrased answers, not spans of the passages)\n\n", with_answer);
+        }
         if (rows.size() > 1) std::printf("%s\n", ragpp::format_comparisons(rows, ks).c_str());
         std::printf("%s", ragpp::format_latency(reports).c_str());
         if (p.has("per-question") || questions.size() <= 100) print_questions(rows, miss_k);
