@@ -1,6 +1,7 @@
 // ragpp detail: the storage of BM25Index (not API): posting lists and the (tf, length)
 // skyline that bounds a list's scores exactly, the galloping cursor step over a list,
-// the term dictionary, the forward index's varints, and the fields' postings.
+// the term dictionary, the forward index's varints, and the fields' postings (the
+// body's block-compressed lists are in bm25_blocks.hpp).
 #pragma once
 
 #include <algorithm>
@@ -140,8 +141,11 @@ private:
 };
 
 
-struct TermData {
-    std::vector<Posting> postings;  ///< sorted by doc, strictly increasing
+/// A term's postings (a std::vector<Posting> for the fields, a block-compressed
+/// PostingList, bm25_blocks.hpp, for the body) and their skyline.
+template <class List>
+struct BasicTermData {
+    List postings;                  ///< sorted by doc, strictly increasing
     std::vector<SkyPoint> skyline;  ///< see skyline_add
     SkyPoint front{0, 0};           ///< skyline.front() when not empty: the lowest tf, shortest
 
@@ -153,6 +157,7 @@ struct TermData {
         front = skyline.front();
     }
 };
+using TermData = BasicTermData<std::vector<Posting>>;
 
 /// The mean rank_bm25_okapi idf over the vocabulary, computed once per index state.
 struct MeanIdfCache {

@@ -1,0 +1,473 @@
+// ragpp detail: block-compressed BM25 posting lists (not API) and their cursor.
+//
+// A list is a run of blocks of up to 128 postings (full ones while the index is
+// built by appending), then an uncompressed tail of fewer than 128 postings being
+// filled; compact() (BM25Index::shrink_to_fit, and every list read from a file) turns
+// the tail into a last, partial block. A block is self-contained:
+//
+//   header (19 bytes): u32 first doc | u32 last doc | u32 max tf | u32 min length |
+//                      u8 count - 1 | u8 gap bits | u8 tf bits
+//   payload:           count - 1 doc gaps (doc[i] - doc[i-1] - 1), bit-packed with
+//                      `gap bits` each, then count (tf - 1), packed with `tf bits`;
+//                      each array padded to a whole byte (LSB first)
+//
+// Bit-packing per block (as PISA's and Lucene's FOR blocks, without their SIMD
+// layouts) rather than a varint family: gaps of a random document order and
+// frequencies mostly 1 take a handful of bits, where a varint pays at least a byte
+// for each of the two (docs/bm25.md "Complexity and memory" has the figures).
+//
+// The block bound (max tf, min length of its documents) caps every BM25 term score
+// of the block for any k1, b, delta and variant, since scores grow with tf and
+// shrink with the length: MaxScore skips a block whose bound cannot help a candidate
+// enter the top k (bm25_maxscore.hpp). A removed document leaves the bound of its
+// block valid (a maximum over fewer postings is not larger), so removal re-encodes
+// only its block; blocks are independent (the first doc is in the header), so an id
+// below the list's last re-encodes only the block it falls in (split in two when
+// it overflows).
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include <ragpp/core/types.hpp>
+#include <ragpp/index/detail/bm25_postings.hpp>
+
+namespace ragpp::detail::bm25 {
+
+inline constexpr std::size_t block_size = 128;
+inline constexpr std::size_t block_header_bytes = 19;
+
+/// The decoded header of a block.
+struct BlockHeader {
+    DocId first = 0;
+    DocId last = 0;
+    std::uint32_t max_tf = 0;
+    std::uint32_t min_len = 0;
+    std::uint32_t count = 0;
+    std::uint32_t gap_bits = 0;
+    std::uint32_t tf_bits = 0;
+    [[nodiscard]] std::size_t gap_bytes() const noexcept { return ((count - 1) * std::size_t{gap_bits} + 7) / 8; }
+    [[nodiscard]] std::size_t payload_bytes() const noexcept {
+        return gap_bytes() + (count * std::size_t{tf_bits} + 7) / 8;
+    }
+    [[nodiscard]] std::size_t bytes() const noexcept { return block_header_bytes + payload_bytes(); }
+};
+
+inline std::uint32_t load_u32(const std::uint8_t* p) noexcept {
+    std::uint32_t v;
+    std::memcpy(&v, p, 4);  // little-endian host (detail/binary_file.hpp)
+    return v;
+}
+
+[[nodiscard]] inline BlockHeader read_header(const std::uint8_t* p) noexcept {
+    BlockHeader h;
+    h.first = load_u32(p);
+    h.last = load_u32(p + 4);
+    h.max_tf = load_u32(p + 8);
+    h.min_len = load_u32(p + 12);
+    h.count = std::uint32_t{p[16]} + 1;
+    h.gap_bits = p[17];
+    h.tf_bits = p[18];
+    return h;
+}
+
+/// Appends n values of `bits` bits each (LSB first), padded to a byte.
+inline void pack_bits(std::vector<std::uint8_t>& out, const std::uint32_t* v, std::size_t n, std::uint32_t bits) {
+    if (bits == 0 || n == 0) return;
+    std::uint64_t acc = 0;
+    std::uint32_t filled = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        acc |= std::uint64_t{v[i]} << filled;
+        filled += bits;
+        while (filled >= 8) {
+            out.push_back(static_cast<std::uint8_t>(acc));
+            acc >>= 8;
+            filled -= 8;
+        }
+    }
+    if (filled > 0) out.push_back(static_cast<std::uint8_t>(acc));
+}
+
+/// Reads n values of `bits` bits each from p (which holds (n * bits + 7) / 8 bytes).
+inline void unpack_bits(const std::uint8_t* p, std::uint32_t* out, std::size_t n, std::uint32_t bits) noexcept {
+    if (bits == 0) {
+        std::fill(out, out + n, 0U);
+        return;
+    }
+    const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+    std::uint64_t acc = 0;
+    std::uint32_t have = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        while (have < bits) {
+            acc |= std::uint64_t{*p++} << have;
+            have += 8;
+        }
+        out[i] = static_cast<std::uint32_t>(acc & mask);
+        acc >>= bits;
+        have -= bits;
+    }
+}
+
+/// Appends one block of postings (1 to 128, docs increasing); lens is the index's
+/// document lengths by DocId.
+inline void encode_block(std::vector<std::uint8_t>& out, const Posting* p, std::size_t n, const std::uint32_t* lens) {
+    std::uint32_t gaps[block_size];
+    std::uint32_t tfs[block_size];
+    std::uint32_t max_gap = 0, max_tf = 0, min_len = std::numeric_limits<std::uint32_t>::max();
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i > 0) {
+            gaps[i - 1] = p[i].doc - p[i - 1].doc - 1;
+            max_gap = std::max(max_gap, gaps[i - 1]);
+        }
+        tfs[i] = p[i].tf - 1;
+        max_tf = std::max(max_tf, p[i].tf);
+        min_len = std::min(min_len, lens[p[i].doc]);
+    }
+    std::uint8_t h[block_header_bytes];
+    std::memcpy(h, &p[0].doc, 4);
+    std::memcpy(h + 4, &p[n - 1].doc, 4);
+    std::memcpy(h + 8, &max_tf, 4);
+    std::memcpy(h + 12, &min_len, 4);
+    h[16] = static_cast<std::uint8_t>(n - 1);
+    h[17] = static_cast<std::uint8_t>(std::bit_width(max_gap));
+    h[18] = static_cast<std::uint8_t>(std::bit_width(max_tf - 1));
+    out.insert(out.end(), h, h + block_header_bytes);
+    pack_bits(out, gaps, n - 1, h[17]);
+    pack_bits(out, tfs, n, h[18]);
+}
+
+/// Decodes the block at p (header h) into docs / tfs (h.count each).
+inline void decode_block(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs, std::uint32_t* tfs) noexcept {
+    const std::uint8_t* payload = p + block_header_bytes;
+    unpack_bits(payload, docs + 1, h.count - 1, h.gap_bits);
+    docs[0] = h.first;
+    for (std::uint32_t i = 1; i < h.count; ++i) docs[i] += docs[i - 1] + 1;
+    unpack_bits(payload + h.gap_bytes(), tfs, h.count, h.tf_bits);
+    for (std::uint32_t i = 0; i < h.count; ++i) tfs[i] += 1;
+}
+
+/// Appends the block at p (header h) to out as postings.
+inline void decode_block(const std::uint8_t* p, const BlockHeader& h, std::vector<Posting>& out) {
+    std::uint32_t docs[block_size], tfs[block_size];
+    decode_block(p, h, docs, tfs);
+    for (std::uint32_t i = 0; i < h.count; ++i) out.push_back({docs[i], tfs[i]});
+}
+
+/// One term's postings, block-compressed (see the top of this header).
+class PostingList {
+public:
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+    [[nodiscard]] DocId last_doc() const noexcept { return last_; }
+    [[nodiscard]] std::span<const std::uint8_t> blocks() const noexcept { return {bytes_.data(), bytes_.size()}; }
+    [[nodiscard]] const std::vector<Posting>& tail() const noexcept { return tail_; }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept {
+        return bytes_.capacity() + tail_.capacity() * sizeof(Posting);
+    }
+
+    /// Adds a posting for a document not in the list (any id); lens: document lengths.
+    void add(Posting p, const std::uint32_t* lens) {
+        if (size_ == 0 || p.doc > last_) {
+            if (tail_.empty() && last_count_ != 0 && last_count_ < block_size) reopen_last_block();
+            tail_.push_back(p);
+            ++size_;
+            last_ = p.doc;
+            if (tail_.size() == block_size) flush_tail(lens);
+            return;
+        }
+        // An id below the list's last: into the block it falls in, else into the tail.
+        const std::size_t at = find_block(p.doc);
+        if (at == bytes_.size()) {
+            tail_.insert(std::lower_bound(tail_.begin(), tail_.end(), p.doc, doc_less), p);
+            ++size_;
+            if (tail_.size() == block_size) flush_tail(lens);
+            return;
+        }
+        std::vector<Posting> ps;
+        decode_block(bytes_.data() + at, read_header(bytes_.data() + at), ps);
+        ps.insert(std::lower_bound(ps.begin(), ps.end(), p.doc, doc_less), p);
+        std::vector<std::uint8_t> enc;
+        if (ps.size() <= block_size) {
+            encode_block(enc, ps.data(), ps.size(), lens);
+        } else {
+            encode_block(enc, ps.data(), ps.size() / 2, lens);
+            encode_block(enc, ps.data() + ps.size() / 2, ps.size() - ps.size() / 2, lens);
+        }
+        splice(at, read_header(bytes_.data() + at).bytes(), enc);
+        ++size_;
+    }
+
+    /// Removes the posting of `doc`; returns its tf, 0 (nothing changes) when absent.
+    std::uint32_t erase(DocId doc, const std::uint32_t* lens) {
+        if (size_ == 0 || doc > last_) return 0;
+        std::uint32_t tf = 0;
+        const std::size_t at = find_block(doc);
+        if (at == bytes_.size()) {
+            auto it = std::lower_bound(tail_.begin(), tail_.end(), doc, doc_less);
+            if (it == tail_.end() || it->doc != doc) return 0;
+            tf = it->tf;
+            tail_.erase(it);
+        } else {
+            const BlockHeader h = read_header(bytes_.data() + at);
+            if (doc < h.first) return 0;
+            std::vector<Posting> ps;
+            decode_block(bytes_.data() + at, h, ps);
+            auto it = std::lower_bound(ps.begin(), ps.end(), doc, doc_less);
+            if (it == ps.end() || it->doc != doc) return 0;
+            tf = it->tf;
+            ps.erase(it);
+            std::vector<std::uint8_t> enc;
+            if (!ps.empty()) encode_block(enc, ps.data(), ps.size(), lens);
+            splice(at, h.bytes(), enc);
+        }
+        --size_;
+        if (doc == last_ || size_ == 0) refresh_last();
+        if (size_ == 0) {
+            bytes_ = {};
+            tail_ = {};
+        }
+        return tf;
+    }
+
+    /// The tf of `doc`, 0 when absent.
+    [[nodiscard]] std::uint32_t find(DocId doc) const noexcept {
+        if (size_ == 0 || doc > last_) return 0;
+        const std::size_t at = find_block(doc);
+        if (at == bytes_.size()) {
+            auto it = std::lower_bound(tail_.begin(), tail_.end(), doc, doc_less);
+            return it != tail_.end() && it->doc == doc ? it->tf : 0;
+        }
+        const BlockHeader h = read_header(bytes_.data() + at);
+        if (doc < h.first) return 0;
+        std::uint32_t docs[block_size], tfs[block_size];
+        decode_block(bytes_.data() + at, h, docs, tfs);
+        const auto* it = std::lower_bound(docs, docs + h.count, doc);
+        return it != docs + h.count && *it == doc ? tfs[it - docs] : 0;
+    }
+
+    /// Turns the tail into a last (partial) block and releases spare capacity.
+    void compact(const std::uint32_t* lens) {
+        if (!tail_.empty()) {
+            encode_block(bytes_, tail_.data(), tail_.size(), lens);
+            last_count_ = static_cast<std::uint32_t>(tail_.size());
+        }
+        tail_ = {};
+        bytes_.shrink_to_fit();
+    }
+
+    /// Calls f(doc, tf) for every posting, by increasing doc.
+    template <class F>
+    void for_each(F&& f) const {
+        std::uint32_t docs[block_size], tfs[block_size];
+        for (std::size_t at = 0; at < bytes_.size();) {
+            const BlockHeader h = read_header(bytes_.data() + at);
+            decode_block(bytes_.data() + at, h, docs, tfs);
+            for (std::uint32_t i = 0; i < h.count; ++i) f(docs[i], tfs[i]);
+            at += h.bytes();
+        }
+        for (const auto& p : tail_) f(p.doc, p.tf);
+    }
+
+    /// Every posting, by increasing doc.
+    [[nodiscard]] std::vector<Posting> decode() const {
+        std::vector<Posting> out;
+        out.reserve(size_);
+        for_each([&](DocId d, std::uint32_t tf) { out.push_back({d, tf}); });
+        return out;
+    }
+
+    /// Adopts blocks read from a file and already validated (read_blocks in bm25_file.hpp):
+    /// `size` postings, the last block `last_count` long ending at `last`.
+    void adopt(std::vector<std::uint8_t> bytes, std::size_t size, DocId last, std::uint32_t last_count) {
+        bytes_ = std::move(bytes);
+        tail_ = {};
+        size_ = static_cast<std::uint32_t>(size);
+        last_ = last;
+        last_count_ = last_count;
+    }
+
+private:
+    static bool doc_less(const Posting& p, DocId d) noexcept { return p.doc < d; }
+
+    /// The offset of the first block whose last doc is >= doc (bytes_.size() when none).
+    [[nodiscard]] std::size_t find_block(DocId doc) const noexcept {
+        std::size_t at = 0;
+        while (at < bytes_.size()) {
+            const BlockHeader h = read_header(bytes_.data() + at);
+            if (h.last >= doc) return at;
+            at += h.bytes();
+        }
+        return at;
+    }
+
+    void splice(std::size_t at, std::size_t old_bytes, const std::vector<std::uint8_t>& enc) {
+        const auto pos = bytes_.begin() + static_cast<std::ptrdiff_t>(at);
+        if (enc.size() <= old_bytes) {
+            std::copy(enc.begin(), enc.end(), pos);
+            bytes_.erase(pos + static_cast<std::ptrdiff_t>(enc.size()), pos + static_cast<std::ptrdiff_t>(old_bytes));
+        } else {
+            std::copy(enc.begin(), enc.begin() + static_cast<std::ptrdiff_t>(old_bytes), pos);
+            bytes_.insert(pos + static_cast<std::ptrdiff_t>(old_bytes), enc.begin() + static_cast<std::ptrdiff_t>(old_bytes),
+                          enc.end());
+        }
+        refresh_last();
+    }
+
+    /// Recomputes last_ and last_count_ from the blocks and the tail.
+    void refresh_last() noexcept {
+        last_count_ = 0;
+        last_ = 0;
+        for (std::size_t at = 0; at < bytes_.size();) {
+            const BlockHeader h = read_header(bytes_.data() + at);
+            last_ = h.last;
+            last_count_ = h.count;
+            at += h.bytes();
+        }
+        if (!tail_.empty()) last_ = tail_.back().doc;
+    }
+
+    /// Moves the last block, partial, back into the (empty) tail, so appends refill it.
+    void reopen_last_block() {
+        std::size_t at = 0, last_at = 0;
+        while (at < bytes_.size()) {
+            last_at = at;
+            at += read_header(bytes_.data() + at).bytes();
+        }
+        decode_block(bytes_.data() + last_at, read_header(bytes_.data() + last_at), tail_);
+        bytes_.resize(last_at);
+        refresh_last();
+    }
+
+    void flush_tail(const std::uint32_t* lens) {
+        encode_block(bytes_, tail_.data(), tail_.size(), lens);
+        last_count_ = static_cast<std::uint32_t>(tail_.size());
+        tail_.clear();
+    }
+
+    std::vector<std::uint8_t> bytes_;  ///< blocks
+    std::vector<Posting> tail_;        ///< after the blocks, fewer than 128
+    std::uint32_t size_ = 0;
+    DocId last_ = 0;                   ///< the largest doc (when not empty)
+    std::uint32_t last_count_ = 0;     ///< postings in the last block (0: no block)
+};
+
+/// A forward cursor over a PostingList: decodes one block at a time into a buffer.
+/// When not done(), the current posting is doc(), tf(); shallow(target) moves to the
+/// block that may hold target without decoding it (for its bound).
+class ListCursor {
+public:
+    explicit ListCursor(const PostingList& list) noexcept
+        : p_(list.blocks().data()),
+          end_(list.blocks().data() + list.blocks().size()),
+          tail_b_(list.tail().data()),
+          tail_n_(static_cast<std::uint32_t>(list.tail().size())) {
+        enter();
+        if (!done_) decode();
+    }
+    ListCursor(const ListCursor&) = delete;
+    ListCursor& operator=(const ListCursor&) = delete;
+    ListCursor(ListCursor&&) noexcept = default;
+
+    [[nodiscard]] bool done() const noexcept { return done_; }
+    [[nodiscard]] DocId doc() const noexcept { return docs_[i_]; }
+    [[nodiscard]] std::uint32_t tf() const noexcept { return tfs_[i_]; }
+
+    void next() noexcept {
+        if (++i_ == n_) {
+            advance();
+            if (!done_) decode();
+        }
+    }
+
+    /// Moves to the first posting whose doc is >= target.
+    void next_geq(DocId target) noexcept {
+        if (!shallow(target) && done_) return;
+        if (!decoded_) decode();
+        if (docs_[i_] >= target) return;
+        const std::uint32_t* it = std::lower_bound(docs_ + i_, docs_ + n_, target);
+        i_ = static_cast<std::uint32_t>(it - docs_);
+        if (i_ == n_) {  // only in the tail: past its last doc
+            advance();
+            if (!done_) decode();
+        }
+    }
+
+    /// Moves, without decoding, to the block that may hold target; false when the
+    /// list cannot hold it (it ends before, or target falls before the block's first doc).
+    bool shallow(DocId target) noexcept {
+        if (done_) return false;
+        if (decoded_ && docs_[i_] >= target) return docs_[i_] == target;
+        while (!in_tail_ && h_.last < target) {
+            advance();
+            if (done_) return false;
+        }
+        if (in_tail_) return target <= tail_b_[tail_n_ - 1].doc;
+        return target >= h_.first;
+    }
+    /// The current unit is the tail (no block bound: use the list's).
+    [[nodiscard]] bool in_tail() const noexcept { return in_tail_; }
+    /// The header of the current block (when not in_tail()).
+    [[nodiscard]] const BlockHeader& block() const noexcept { return h_; }
+    /// Changes each time the cursor enters another block.
+    [[nodiscard]] std::uint32_t serial() const noexcept { return serial_; }
+
+private:
+    void enter() noexcept {
+        decoded_ = false;
+        ++serial_;
+        if (p_ != end_) {
+            h_ = read_header(p_);
+            in_tail_ = false;
+        } else if (tail_n_ != 0 && !in_tail_) {
+            in_tail_ = true;
+        } else {
+            done_ = true;
+        }
+    }
+    void advance() noexcept {
+        if (!in_tail_) {
+            p_ += h_.bytes();
+            enter();
+        } else {
+            done_ = true;
+        }
+    }
+    void decode() noexcept {
+        if (in_tail_) {
+            for (std::uint32_t i = 0; i < tail_n_; ++i) {
+                docs_[i] = tail_b_[i].doc;
+                tfs_[i] = tail_b_[i].tf;
+            }
+            n_ = tail_n_;
+        } else {
+            decode_block(p_, h_, docs_, tfs_);
+            n_ = h_.count;
+        }
+        i_ = 0;
+        decoded_ = true;
+    }
+
+    const std::uint8_t* p_;
+    const std::uint8_t* end_;
+    const Posting* tail_b_;
+    std::uint32_t tail_n_;
+    BlockHeader h_{};
+    bool in_tail_ = false;
+    bool decoded_ = false;
+    bool done_ = false;
+    std::uint32_t serial_ = 0;
+    std::uint32_t n_ = 0, i_ = 0;
+    std::uint32_t docs_[block_size];
+    std::uint32_t tfs_[block_size];
+};
+
+/// A body term: its block-compressed postings and their skyline.
+using BlockTermData = BasicTermData<PostingList>;
+
+}  // namespace ragpp::detail::bm25
