@@ -205,6 +205,7 @@ struct Codec {
         for (std::size_t f = 0; f < index.fields_.size(); ++f) {
             auto& fd = index.fields_[f];
             const std::size_t nf = r.count("field term count", 4 + 8 + 8);
+            if (nf == 0) continue;  // no per-slot arrays for an empty field
             std::vector<std::vector<std::uint32_t>> ids(slots);  // term ids of each document
             fd.len.assign(slots, 0);
             fd.fwd.assign(slots, {});
