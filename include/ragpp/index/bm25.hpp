@@ -161,8 +161,8 @@ public:
             // Prefetch the term record 8 terms ahead, then its list's tail 4 terms ahead.
             if (i + 8 < distinct) detail::bm25::prefetch(&terms_[unique[i + 8].doc]);
             if (i + 4 < distinct) {
-                const auto& ahead = terms_[unique[i + 4].doc].postings.tail();
-                if (!ahead.empty()) detail::bm25::prefetch(ahead.data() + ahead.size() - 1);
+                const auto& ahead = terms_[unique[i + 4].doc].postings;
+                if (!ahead.empty()) detail::bm25::prefetch(ahead.tail_bytes());
             }
             auto& td = terms_[unique[i].doc];
             td.postings.add({id, unique[i].tf}, doc_len_.data());
@@ -228,6 +228,8 @@ public:
             td.postings.compact(doc_len_.data());
             td.skyline.shrink_to_fit();
         }
+        terms_.shrink_to_fit();
+        dict_.shrink_to_fit();
         for (auto& f : fields_)
             for (auto& td : f.terms) td.postings.shrink_to_fit();
     }

@@ -2,8 +2,9 @@
 //
 // A list is a run of blocks of up to 128 postings (full ones while the index is
 // built by appending), then an uncompressed tail of fewer than 128 postings being
-// filled; compact() (BM25Index::shrink_to_fit, and every list read from a file) turns
-// the tail into a last, partial block. A block is self-contained:
+// filled (kept raw after the blocks, in the same buffer); compact()
+// (BM25Index::shrink_to_fit; a list read from a file has no tail) turns the tail into
+// a last, partial block, which the next append reopens. A block is self-contained:
 //
 //   header (19 bytes): u32 first doc | u32 last doc | u32 max tf | u32 min length |
 //                      u8 count - 1 | u8 gap bits | u8 tf bits
@@ -159,34 +160,49 @@ inline void decode_block(const std::uint8_t* p, const BlockHeader& h, std::vecto
     for (std::uint32_t i = 0; i < h.count; ++i) out.push_back({docs[i], tfs[i]});
 }
 
-/// One term's postings, block-compressed (see the top of this header).
+/// One term's postings, block-compressed (see the top of this header). One buffer
+/// holds the blocks then the tail's raw (u32 doc, u32 tf) pairs, so a term costs one
+/// vector and a few counters (most of a vocabulary has one short block).
 class PostingList {
 public:
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
     [[nodiscard]] DocId last_doc() const noexcept { return last_; }
-    [[nodiscard]] std::span<const std::uint8_t> blocks() const noexcept { return {bytes_.data(), bytes_.size()}; }
-    [[nodiscard]] const std::vector<Posting>& tail() const noexcept { return tail_; }
-    [[nodiscard]] std::size_t memory_bytes() const noexcept {
-        return bytes_.capacity() + tail_.capacity() * sizeof(Posting);
+    /// The blocks (without the tail).
+    [[nodiscard]] std::span<const std::uint8_t> blocks() const noexcept { return {bytes_.data(), blocks_end()}; }
+    /// The tail's raw pairs (tail_size() of them, 8 bytes each, unaligned).
+    [[nodiscard]] const std::uint8_t* tail_bytes() const noexcept { return bytes_.data() + blocks_end(); }
+    [[nodiscard]] std::size_t tail_size() const noexcept { return tail_n_; }
+    [[nodiscard]] Posting tail_at(std::size_t i) const noexcept { return load_posting(tail_bytes() + 8 * i); }
+    [[nodiscard]] std::vector<Posting> tail() const {
+        std::vector<Posting> out(tail_n_);
+        for (std::size_t i = 0; i < tail_n_; ++i) out[i] = tail_at(i);
+        return out;
     }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept { return bytes_.capacity(); }
 
     /// Adds a posting for a document not in the list (any id); lens: document lengths.
     void add(Posting p, const std::uint32_t* lens) {
         if (size_ == 0 || p.doc > last_) {
-            if (tail_.empty() && last_count_ != 0 && last_count_ < block_size) reopen_last_block();
-            tail_.push_back(p);
+            if (tail_n_ == 0 && last_count_ != 0 && last_count_ < block_size) reopen_last_block();
+            std::uint8_t raw[8];
+            std::memcpy(raw, &p.doc, 4);
+            std::memcpy(raw + 4, &p.tf, 4);
+            bytes_.insert(bytes_.end(), raw, raw + 8);
+            ++tail_n_;
             ++size_;
             last_ = p.doc;
-            if (tail_.size() == block_size) flush_tail(lens);
+            if (tail_n_ == block_size) flush_tail(lens);
             return;
         }
         // An id below the list's last: into the block it falls in, else into the tail.
         const std::size_t at = find_block(p.doc);
-        if (at == bytes_.size()) {
-            tail_.insert(std::lower_bound(tail_.begin(), tail_.end(), p.doc, doc_less), p);
+        if (at == blocks_end()) {
+            auto t = take_tail();
+            t.insert(std::lower_bound(t.begin(), t.end(), p.doc, doc_less), p);
+            put_tail(t);
             ++size_;
-            if (tail_.size() == block_size) flush_tail(lens);
+            if (tail_n_ == block_size) flush_tail(lens);
             return;
         }
         std::vector<Posting> ps;
@@ -208,11 +224,14 @@ public:
         if (size_ == 0 || doc > last_) return 0;
         std::uint32_t tf = 0;
         const std::size_t at = find_block(doc);
-        if (at == bytes_.size()) {
-            auto it = std::lower_bound(tail_.begin(), tail_.end(), doc, doc_less);
-            if (it == tail_.end() || it->doc != doc) return 0;
+        if (at == blocks_end()) {
+            auto t = tail();
+            auto it = std::lower_bound(t.begin(), t.end(), doc, doc_less);
+            if (it == t.end() || it->doc != doc) return 0;
             tf = it->tf;
-            tail_.erase(it);
+            t.erase(it);
+            take_tail();
+            put_tail(t);
         } else {
             const BlockHeader h = read_header(bytes_.data() + at);
             if (doc < h.first) return 0;
@@ -227,11 +246,8 @@ public:
             splice(at, h.bytes(), enc);
         }
         --size_;
-        if (doc == last_ || size_ == 0) refresh_last();
-        if (size_ == 0) {
-            bytes_ = {};
-            tail_ = {};
-        }
+        refresh_last();
+        if (size_ == 0) std::vector<std::uint8_t>().swap(bytes_);
         return tf;
     }
 
@@ -239,9 +255,12 @@ public:
     [[nodiscard]] std::uint32_t find(DocId doc) const noexcept {
         if (size_ == 0 || doc > last_) return 0;
         const std::size_t at = find_block(doc);
-        if (at == bytes_.size()) {
-            auto it = std::lower_bound(tail_.begin(), tail_.end(), doc, doc_less);
-            return it != tail_.end() && it->doc == doc ? it->tf : 0;
+        if (at == blocks_end()) {
+            for (std::size_t i = 0; i < tail_n_; ++i) {
+                const Posting p = tail_at(i);
+                if (p.doc >= doc) return p.doc == doc ? p.tf : 0;
+            }
+            return 0;
         }
         const BlockHeader h = read_header(bytes_.data() + at);
         if (doc < h.first) return 0;
@@ -253,11 +272,7 @@ public:
 
     /// Turns the tail into a last (partial) block and releases spare capacity.
     void compact(const std::uint32_t* lens) {
-        if (!tail_.empty()) {
-            encode_block(bytes_, tail_.data(), tail_.size(), lens);
-            last_count_ = static_cast<std::uint32_t>(tail_.size());
-        }
-        tail_ = {};
+        if (tail_n_ != 0) flush_tail(lens);
         bytes_.shrink_to_fit();
     }
 
@@ -265,13 +280,17 @@ public:
     template <class F>
     void for_each(F&& f) const {
         std::uint32_t docs[block_size], tfs[block_size];
-        for (std::size_t at = 0; at < bytes_.size();) {
+        const std::size_t end = blocks_end();
+        for (std::size_t at = 0; at < end;) {
             const BlockHeader h = read_header(bytes_.data() + at);
             decode_block(bytes_.data() + at, h, docs, tfs);
             for (std::uint32_t i = 0; i < h.count; ++i) f(docs[i], tfs[i]);
             at += h.bytes();
         }
-        for (const auto& p : tail_) f(p.doc, p.tf);
+        for (std::size_t i = 0; i < tail_n_; ++i) {
+            const Posting p = tail_at(i);
+            f(p.doc, p.tf);
+        }
     }
 
     /// Every posting, by increasing doc.
@@ -282,28 +301,50 @@ public:
         return out;
     }
 
-    /// Adopts blocks read from a file and already validated (read_blocks in bm25_file.hpp):
-    /// `size` postings, the last block `last_count` long ending at `last`.
+    /// Adopts blocks read from a file and already checked (Codec::check_blocks in
+    /// bm25_file.hpp): `size` postings, the last block `last_count` long ending at `last`.
     void adopt(std::vector<std::uint8_t> bytes, std::size_t size, DocId last, std::uint32_t last_count) {
         bytes_ = std::move(bytes);
-        tail_ = {};
+        tail_n_ = 0;
         size_ = static_cast<std::uint32_t>(size);
         last_ = last;
-        last_count_ = last_count;
+        last_count_ = static_cast<std::uint8_t>(last_count);
     }
 
 private:
     static bool doc_less(const Posting& p, DocId d) noexcept { return p.doc < d; }
+    static Posting load_posting(const std::uint8_t* p) noexcept { return {load_u32(p), load_u32(p + 4)}; }
+    [[nodiscard]] std::size_t blocks_end() const noexcept { return bytes_.size() - 8 * std::size_t{tail_n_}; }
 
-    /// The offset of the first block whose last doc is >= doc (bytes_.size() when none).
+    /// Copies the tail out and removes it from the buffer.
+    std::vector<Posting> take_tail() {
+        auto t = tail();
+        bytes_.resize(blocks_end());
+        tail_n_ = 0;
+        return t;
+    }
+    /// Appends `t` (fewer than 129 postings, increasing) as the tail.
+    void put_tail(const std::vector<Posting>& t) {
+        for (const auto& p : t) {
+            std::uint8_t raw[8];
+            std::memcpy(raw, &p.doc, 4);
+            std::memcpy(raw + 4, &p.tf, 4);
+            bytes_.insert(bytes_.end(), raw, raw + 8);
+        }
+        tail_n_ = static_cast<std::uint8_t>(t.size());  // up to 128: the caller flushes a full tail
+        refresh_last();
+    }
+
+    /// The offset of the first block whose last doc is >= doc (blocks_end() when none).
     [[nodiscard]] std::size_t find_block(DocId doc) const noexcept {
+        const std::size_t end = blocks_end();
         std::size_t at = 0;
-        while (at < bytes_.size()) {
+        while (at < end) {
             const BlockHeader h = read_header(bytes_.data() + at);
             if (h.last >= doc) return at;
             at += h.bytes();
         }
-        return at;
+        return end;
     }
 
     void splice(std::size_t at, std::size_t old_bytes, const std::vector<std::uint8_t>& enc) {
@@ -319,18 +360,21 @@ private:
         refresh_last();
     }
 
-    /// Recomputes last_ and last_count_ from the blocks and the tail.
+    /// Recomputes last_ and the last block's count from the blocks and the tail.
     void refresh_last() noexcept {
-        last_count_ = 0;
+        std::uint32_t count = 0;
         last_ = 0;
-        for (std::size_t at = 0; at < bytes_.size();) {
+        const std::size_t end = blocks_end();
+        for (std::size_t at = 0; at < end;) {
             const BlockHeader h = read_header(bytes_.data() + at);
             last_ = h.last;
-            last_count_ = h.count;
+            count = h.count;
             at += h.bytes();
         }
-        if (!tail_.empty()) last_ = tail_.back().doc;
+        set_last_count(count);
+        if (tail_n_ != 0) last_ = tail_at(tail_n_ - 1u).doc;
     }
+    void set_last_count(std::uint32_t count) noexcept { last_count_ = static_cast<std::uint8_t>(count); }
 
     /// Moves the last block, partial, back into the (empty) tail, so appends refill it.
     void reopen_last_block() {
@@ -339,22 +383,27 @@ private:
             last_at = at;
             at += read_header(bytes_.data() + at).bytes();
         }
-        decode_block(bytes_.data() + last_at, read_header(bytes_.data() + last_at), tail_);
+        std::vector<Posting> t;
+        decode_block(bytes_.data() + last_at, read_header(bytes_.data() + last_at), t);
         bytes_.resize(last_at);
-        refresh_last();
+        put_tail(t);
     }
 
     void flush_tail(const std::uint32_t* lens) {
-        encode_block(bytes_, tail_.data(), tail_.size(), lens);
-        last_count_ = static_cast<std::uint32_t>(tail_.size());
-        tail_.clear();
+        const std::uint32_t n = tail_n_;
+        Posting t[block_size];
+        for (std::uint32_t i = 0; i < n; ++i) t[i] = tail_at(i);
+        bytes_.resize(blocks_end());
+        tail_n_ = 0;
+        encode_block(bytes_, t, n, lens);
+        set_last_count(n);
     }
 
-    std::vector<std::uint8_t> bytes_;  ///< blocks
-    std::vector<Posting> tail_;        ///< after the blocks, fewer than 128
+    std::vector<std::uint8_t> bytes_;  ///< blocks, then the tail's raw pairs
     std::uint32_t size_ = 0;
     DocId last_ = 0;                   ///< the largest doc (when not empty)
-    std::uint32_t last_count_ = 0;     ///< postings in the last block (0: no block)
+    std::uint8_t tail_n_ = 0;          ///< postings in the tail (< 128 between calls)
+    std::uint8_t last_count_ = 0;      ///< postings in the last block (0: no block)
 };
 
 /// A forward cursor over a PostingList: decodes one block at a time into a buffer.
@@ -365,8 +414,8 @@ public:
     explicit ListCursor(const PostingList& list) noexcept
         : p_(list.blocks().data()),
           end_(list.blocks().data() + list.blocks().size()),
-          tail_b_(list.tail().data()),
-          tail_n_(static_cast<std::uint32_t>(list.tail().size())) {
+          tail_b_(list.tail_bytes()),
+          tail_n_(static_cast<std::uint32_t>(list.tail_size())) {
         enter();
         if (!done_) decode();
     }
@@ -407,7 +456,7 @@ public:
             advance();
             if (done_) return false;
         }
-        if (in_tail_) return target <= tail_b_[tail_n_ - 1].doc;
+        if (in_tail_) return target <= load_u32(tail_b_ + 8 * (tail_n_ - 1));
         return target >= h_.first;
     }
     /// The current unit is the tail (no block bound: use the list's).
@@ -441,8 +490,8 @@ private:
     void decode() noexcept {
         if (in_tail_) {
             for (std::uint32_t i = 0; i < tail_n_; ++i) {
-                docs_[i] = tail_b_[i].doc;
-                tfs_[i] = tail_b_[i].tf;
+                docs_[i] = load_u32(tail_b_ + 8 * i);
+                tfs_[i] = load_u32(tail_b_ + 8 * i + 4);
             }
             n_ = tail_n_;
         } else {
@@ -455,7 +504,7 @@ private:
 
     const std::uint8_t* p_;
     const std::uint8_t* end_;
-    const Posting* tail_b_;
+    const std::uint8_t* tail_b_;
     std::uint32_t tail_n_;
     BlockHeader h_{};
     bool in_tail_ = false;

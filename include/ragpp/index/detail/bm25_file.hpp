@@ -66,7 +66,7 @@ struct Codec {
             const auto& pl = terms[t].postings;
             if (pl.empty()) continue;
             last.clear();
-            if (!pl.tail().empty()) encode_block(last, pl.tail().data(), pl.tail().size(), lens.data());
+            if (pl.tail_size() != 0) encode_block(last, pl.tail().data(), pl.tail_size(), lens.data());
             w.str(dict.name(static_cast<std::uint32_t>(t)));
             w.u64(pl.size());
             w.u64(pl.blocks().size() + last.size());

@@ -107,6 +107,8 @@ public:
         if (!slots_.empty()) bm25::prefetch(&slots_[h & mask_]);
     }
     [[nodiscard]] const std::string& name(std::uint32_t id) const noexcept { return names_[id]; }
+    /// Releases the spare capacity of the names.
+    void shrink_to_fit() { names_.shrink_to_fit(); }
     [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
     [[nodiscard]] std::size_t memory_bytes() const noexcept {
         std::size_t n = slots_.capacity() * sizeof(std::uint64_t) + names_.capacity() * sizeof(std::string);
