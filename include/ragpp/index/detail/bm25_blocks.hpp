@@ -95,23 +95,28 @@ inline void pack_bits(std::vector<std::uint8_t>& out, const std::uint32_t* v, st
     if (filled > 0) out.push_back(static_cast<std::uint8_t>(acc));
 }
 
-/// Reads n values of `bits` bits each from p (which holds (n * bits + 7) / 8 bytes).
+/// Reads n values of `bits` bits each from p (which holds (n * bits + 7) / 8 bytes):
+/// one unaligned 64-bit load a value while 8 bytes remain, byte by byte at the end.
 inline void unpack_bits(const std::uint8_t* p, std::uint32_t* out, std::size_t n, std::uint32_t bits) noexcept {
     if (bits == 0) {
         std::fill(out, out + n, 0U);
         return;
     }
     const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
-    std::uint64_t acc = 0;
-    std::uint32_t have = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        while (have < bits) {
-            acc |= std::uint64_t{*p++} << have;
-            have += 8;
-        }
-        out[i] = static_cast<std::uint32_t>(acc & mask);
-        acc >>= bits;
-        have -= bits;
+    const std::size_t total = (n * bits + 7) / 8;
+    std::size_t i = 0;
+    const std::size_t fast = total >= 8 ? ((total - 8) * 8) / bits + 1 : 0;  // values whose 8-byte window fits
+    for (std::size_t bit = 0; i < std::min(n, fast); ++i, bit += bits) {
+        std::uint64_t w;
+        std::memcpy(&w, p + (bit >> 3), 8);
+        out[i] = static_cast<std::uint32_t>((w >> (bit & 7)) & mask);
+    }
+    for (; i < n; ++i) {
+        const std::size_t bit = i * bits;
+        const std::size_t byte = bit >> 3;
+        std::uint64_t w = 0;
+        for (std::size_t k = 0; k < 8 && byte + k < total; ++k) w |= std::uint64_t{p[byte + k]} << (8 * k);
+        out[i] = static_cast<std::uint32_t>((w >> (bit & 7)) & mask);
     }
 }
 
@@ -143,14 +148,21 @@ inline void encode_block(std::vector<std::uint8_t>& out, const Posting* p, std::
     pack_bits(out, tfs, n, h[18]);
 }
 
-/// Decodes the block at p (header h) into docs / tfs (h.count each).
-inline void decode_block(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs, std::uint32_t* tfs) noexcept {
-    const std::uint8_t* payload = p + block_header_bytes;
-    unpack_bits(payload, docs + 1, h.count - 1, h.gap_bits);
+/// Decodes the documents of the block at p (header h) into docs (h.count).
+inline void decode_docs(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs) noexcept {
+    unpack_bits(p + block_header_bytes, docs + 1, h.count - 1, h.gap_bits);
     docs[0] = h.first;
     for (std::uint32_t i = 1; i < h.count; ++i) docs[i] += docs[i - 1] + 1;
-    unpack_bits(payload + h.gap_bytes(), tfs, h.count, h.tf_bits);
+}
+/// Decodes the frequencies of the block at p (header h) into tfs (h.count).
+inline void decode_tfs(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* tfs) noexcept {
+    unpack_bits(p + block_header_bytes + h.gap_bytes(), tfs, h.count, h.tf_bits);
     for (std::uint32_t i = 0; i < h.count; ++i) tfs[i] += 1;
+}
+/// Decodes the block at p (header h) into docs / tfs (h.count each).
+inline void decode_block(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs, std::uint32_t* tfs) noexcept {
+    decode_docs(p, h, docs);
+    decode_tfs(p, h, tfs);
 }
 
 /// Appends the block at p (header h) to out as postings.
@@ -425,7 +437,13 @@ public:
 
     [[nodiscard]] bool done() const noexcept { return done_; }
     [[nodiscard]] DocId doc() const noexcept { return docs_[i_]; }
-    [[nodiscard]] std::uint32_t tf() const noexcept { return tfs_[i_]; }
+    [[nodiscard]] std::uint32_t tf() noexcept {
+        if (!tfs_ready_) {  // a block's frequencies are decoded when one is first asked for
+            decode_tfs(p_, h_, tfs_);
+            tfs_ready_ = true;
+        }
+        return tfs_[i_];
+    }
 
     void next() noexcept {
         if (++i_ == n_) {
@@ -494,9 +512,11 @@ private:
                 tfs_[i] = load_u32(tail_b_ + 8 * i + 4);
             }
             n_ = tail_n_;
+            tfs_ready_ = true;
         } else {
-            decode_block(p_, h_, docs_, tfs_);
+            decode_docs(p_, h_, docs_);
             n_ = h_.count;
+            tfs_ready_ = false;
         }
         i_ = 0;
         decoded_ = true;
@@ -509,6 +529,7 @@ private:
     BlockHeader h_{};
     bool in_tail_ = false;
     bool decoded_ = false;
+    bool tfs_ready_ = false;
     bool done_ = false;
     std::uint32_t serial_ = 0;
     std::uint32_t n_ = 0, i_ = 0;

@@ -86,16 +86,16 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
     std::vector<double> block_excess(m, 0.0);
     std::vector<std::uint32_t> block_serial(m, 0);
     std::vector<double> probe_excess(m, 0.0);
-    auto excess_at = [&](std::size_t i, DocId d) {
+    auto excess_at = [&](std::size_t i, DocId d) {  // (o.excess: clang 14 captures no structured binding)
         auto& c = cur[i];
         if (!c.shallow(d)) return -1.0;
-        if (c.in_tail()) return excess[i];
+        if (c.in_tail()) return o.excess[i];
         if (block_serial[i] != c.serial()) {
             const auto& t = plan.terms[i];
             const auto& h = c.block();
             const double ub =
                 t.weight * bm25_tf_part<V>(static_cast<double>(h.max_tf), plan.norm(h.min_len), plan.k1, plan.delta);
-            block_excess[i] = std::min(excess[i], std::max(0.0, ub - t.zero));
+            block_excess[i] = std::min(o.excess[i], std::max(0.0, ub - t.zero));
             block_serial[i] = c.serial();
         }
         return block_excess[i];
