@@ -149,10 +149,36 @@ inline void encode_block(std::vector<std::uint8_t>& out, const Posting* p, std::
 }
 
 /// Decodes the documents of the block at p (header h) into docs (h.count).
+/// (Unpacking and the running sum fused, the sum in a register: a separate pass
+/// waits on a store-to-load forward per document.)
 inline void decode_docs(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs) noexcept {
-    unpack_bits(p + block_header_bytes, docs + 1, h.count - 1, h.gap_bits);
-    docs[0] = h.first;
-    for (std::uint32_t i = 1; i < h.count; ++i) docs[i] += docs[i - 1] + 1;
+    const std::uint8_t* payload = p + block_header_bytes;
+    const std::uint32_t bits = h.gap_bits;
+    const std::size_t n = h.count - 1;
+    std::uint32_t doc = h.first;
+    docs[0] = doc;
+    if (bits == 0) {
+        for (std::size_t i = 1; i <= n; ++i) docs[i] = ++doc;
+        return;
+    }
+    const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+    const std::size_t total = (n * bits + 7) / 8;
+    const std::size_t fast = std::min(n, total >= 8 ? ((total - 8) * 8) / bits + 1 : 0);
+    std::size_t i = 0;
+    for (std::size_t bit = 0; i < fast; ++i, bit += bits) {
+        std::uint64_t w;
+        std::memcpy(&w, payload + (bit >> 3), 8);
+        doc += static_cast<std::uint32_t>((w >> (bit & 7)) & mask) + 1;
+        docs[i + 1] = doc;
+    }
+    for (; i < n; ++i) {  // the last values, whose 8-byte window would pass the end
+        const std::size_t bit = i * bits;
+        const std::size_t byte = bit >> 3;
+        std::uint64_t w = 0;
+        for (std::size_t k = 0; k < 8 && byte + k < total; ++k) w |= std::uint64_t{payload[byte + k]} << (8 * k);
+        doc += static_cast<std::uint32_t>((w >> (bit & 7)) & mask) + 1;
+        docs[i + 1] = doc;
+    }
 }
 /// Decodes the frequencies of the block at p (header h) into tfs (h.count).
 inline void decode_tfs(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* tfs) noexcept {
@@ -437,18 +463,25 @@ public:
 
     [[nodiscard]] bool done() const noexcept { return done_; }
     [[nodiscard]] DocId doc() const noexcept { return docs_[i_]; }
-    [[nodiscard]] std::uint32_t tf() noexcept {
-        if (!tfs_ready_) {  // a block's frequencies are decoded when one is first asked for
-            decode_tfs(p_, h_, tfs_);
-            tfs_ready_ = true;
-        }
-        return tfs_[i_];
+    /// The current frequency: read from the tail, or extracted alone from the block's
+    /// packed frequencies (a probe reads one, not 128).
+    [[nodiscard]] std::uint32_t tf() const noexcept {
+        if (in_tail_) return tfs_[i_];
+        if (h_.tf_bits == 0) return 1;
+        const std::uint8_t* packed = p_ + block_header_bytes + h_.gap_bytes();
+        return extract(packed, (h_.count * std::size_t{h_.tf_bits} + 7) / 8, i_ * std::size_t{h_.tf_bits}, h_.tf_bits) + 1;
     }
 
     void next() noexcept {
         if (++i_ == n_) {
             advance();
             if (!done_) decode();
+        } else if (i_ == dec_) {  // a scan: the rest of the block
+            if (dec_ == 1) {
+                decode_docs(p_, h_, docs_);
+                dec_ = n_;
+            }
+            while (dec_ < n_) decode_one();
         }
     }
 
@@ -457,9 +490,14 @@ public:
         if (!shallow(target) && done_) return;
         if (!decoded_) decode();
         if (docs_[i_] >= target) return;
-        const std::uint32_t* it = std::lower_bound(docs_ + i_, docs_ + n_, target);
-        i_ = static_cast<std::uint32_t>(it - docs_);
-        if (i_ == n_) {  // only in the tail: past its last doc
+        if (docs_[dec_ - 1] >= target) {
+            i_ = static_cast<std::uint32_t>(std::lower_bound(docs_ + i_, docs_ + dec_, target) - docs_);
+            return;
+        }
+        // Decodes only as far as target (a probe stops halfway through a block on average).
+        while (dec_ < n_ && docs_[dec_ - 1] < target) decode_one();
+        i_ = dec_ - 1;
+        if (docs_[i_] < target) {  // only in the tail: past its last doc
             advance();
             if (!done_) decode();
         }
@@ -485,6 +523,17 @@ public:
     [[nodiscard]] std::uint32_t serial() const noexcept { return serial_; }
 
 private:
+    /// The `bits`-bit value at bit offset `bit` of p (`total` bytes).
+    static std::uint32_t extract(const std::uint8_t* p, std::size_t total, std::size_t bit, std::uint32_t bits) noexcept {
+        const std::size_t byte = bit >> 3;
+        std::uint64_t w = 0;
+        if (byte + 8 <= total) {
+            std::memcpy(&w, p + byte, 8);
+        } else {
+            for (std::size_t k = 0; byte + k < total; ++k) w |= std::uint64_t{p[byte + k]} << (8 * k);
+        }
+        return static_cast<std::uint32_t>((w >> (bit & 7)) & ((std::uint64_t{1} << bits) - 1));
+    }
     void enter() noexcept {
         decoded_ = false;
         ++serial_;
@@ -505,21 +554,30 @@ private:
             done_ = true;
         }
     }
+    /// Starts the current unit: the tail whole, a block's first document only.
     void decode() noexcept {
         if (in_tail_) {
             for (std::uint32_t i = 0; i < tail_n_; ++i) {
                 docs_[i] = load_u32(tail_b_ + 8 * i);
                 tfs_[i] = load_u32(tail_b_ + 8 * i + 4);
             }
-            n_ = tail_n_;
-            tfs_ready_ = true;
+            n_ = dec_ = tail_n_;
         } else {
-            decode_docs(p_, h_, docs_);
+            docs_[0] = h_.first;
             n_ = h_.count;
-            tfs_ready_ = false;
+            dec_ = 1;
         }
         i_ = 0;
         decoded_ = true;
+    }
+    /// Decodes the next document of the block.
+    void decode_one() noexcept {
+        const std::uint32_t bits = h_.gap_bits;
+        const std::uint32_t gap = bits == 0 ? 0
+                                            : extract(p_ + block_header_bytes, h_.gap_bytes(),
+                                                      (dec_ - 1) * std::size_t{bits}, bits);
+        docs_[dec_] = docs_[dec_ - 1] + gap + 1;
+        ++dec_;
     }
 
     const std::uint8_t* p_;
@@ -529,12 +587,11 @@ private:
     BlockHeader h_{};
     bool in_tail_ = false;
     bool decoded_ = false;
-    bool tfs_ready_ = false;
     bool done_ = false;
     std::uint32_t serial_ = 0;
-    std::uint32_t n_ = 0, i_ = 0;
+    std::uint32_t n_ = 0, i_ = 0, dec_ = 0;  // docs_[0..dec_) decoded, i_ < dec_
     std::uint32_t docs_[block_size];
-    std::uint32_t tfs_[block_size];
+    std::uint32_t tfs_[block_size];  // the tail's
 };
 
 /// A body term: its block-compressed postings and their skyline.
