@@ -95,6 +95,19 @@ inline void pack_bits(std::vector<std::uint8_t>& out, const std::uint32_t* v, st
     if (filled > 0) out.push_back(static_cast<std::uint8_t>(acc));
 }
 
+/// The `bits`-bit value (1 to 32) at bit offset `bit` of p, which holds `total` bytes.
+[[nodiscard]] inline std::uint32_t extract_bits(const std::uint8_t* p, std::size_t total, std::size_t bit,
+                                                std::uint32_t bits) noexcept {
+    const std::size_t byte = bit >> 3;
+    std::uint64_t w = 0;
+    if (byte + 8 <= total) {
+        std::memcpy(&w, p + byte, 8);
+    } else {
+        for (std::size_t k = 0; byte + k < total; ++k) w |= std::uint64_t{p[byte + k]} << (8 * k);
+    }
+    return static_cast<std::uint32_t>((w >> (bit & 7)) & ((std::uint64_t{1} << bits) - 1));
+}
+
 /// Reads n values of `bits` bits each from p (which holds (n * bits + 7) / 8 bytes):
 /// one unaligned 64-bit load a value while 8 bytes remain, byte by byte at the end.
 inline void unpack_bits(const std::uint8_t* p, std::uint32_t* out, std::size_t n, std::uint32_t bits) noexcept {
@@ -111,13 +124,7 @@ inline void unpack_bits(const std::uint8_t* p, std::uint32_t* out, std::size_t n
         std::memcpy(&w, p + (bit >> 3), 8);
         out[i] = static_cast<std::uint32_t>((w >> (bit & 7)) & mask);
     }
-    for (; i < n; ++i) {
-        const std::size_t bit = i * bits;
-        const std::size_t byte = bit >> 3;
-        std::uint64_t w = 0;
-        for (std::size_t k = 0; k < 8 && byte + k < total; ++k) w |= std::uint64_t{p[byte + k]} << (8 * k);
-        out[i] = static_cast<std::uint32_t>((w >> (bit & 7)) & mask);
-    }
+    for (; i < n; ++i) out[i] = extract_bits(p, total, i * bits, bits);
 }
 
 /// Appends one block of postings (1 to 128, docs increasing); lens is the index's
@@ -172,11 +179,7 @@ inline void decode_docs(const std::uint8_t* p, const BlockHeader& h, std::uint32
         docs[i + 1] = doc;
     }
     for (; i < n; ++i) {  // the last values, whose 8-byte window would pass the end
-        const std::size_t bit = i * bits;
-        const std::size_t byte = bit >> 3;
-        std::uint64_t w = 0;
-        for (std::size_t k = 0; k < 8 && byte + k < total; ++k) w |= std::uint64_t{payload[byte + k]} << (8 * k);
-        doc += static_cast<std::uint32_t>((w >> (bit & 7)) & mask) + 1;
+        doc += extract_bits(payload, total, i * bits, bits) + 1;
         docs[i + 1] = doc;
     }
 }
@@ -469,7 +472,7 @@ public:
         if (in_tail_) return tfs_[i_];
         if (h_.tf_bits == 0) return 1;
         const std::uint8_t* packed = p_ + block_header_bytes + h_.gap_bytes();
-        return extract(packed, (h_.count * std::size_t{h_.tf_bits} + 7) / 8, i_ * std::size_t{h_.tf_bits}, h_.tf_bits) + 1;
+        return extract_bits(packed, (h_.count * std::size_t{h_.tf_bits} + 7) / 8, i_ * std::size_t{h_.tf_bits}, h_.tf_bits) + 1;
     }
 
     void next() noexcept {
@@ -523,17 +526,6 @@ public:
     [[nodiscard]] std::uint32_t serial() const noexcept { return serial_; }
 
 private:
-    /// The `bits`-bit value at bit offset `bit` of p (`total` bytes).
-    static std::uint32_t extract(const std::uint8_t* p, std::size_t total, std::size_t bit, std::uint32_t bits) noexcept {
-        const std::size_t byte = bit >> 3;
-        std::uint64_t w = 0;
-        if (byte + 8 <= total) {
-            std::memcpy(&w, p + byte, 8);
-        } else {
-            for (std::size_t k = 0; byte + k < total; ++k) w |= std::uint64_t{p[byte + k]} << (8 * k);
-        }
-        return static_cast<std::uint32_t>((w >> (bit & 7)) & ((std::uint64_t{1} << bits) - 1));
-    }
     void enter() noexcept {
         decoded_ = false;
         ++serial_;
@@ -574,7 +566,7 @@ private:
     void decode_one() noexcept {
         const std::uint32_t bits = h_.gap_bits;
         const std::uint32_t gap = bits == 0 ? 0
-                                            : extract(p_ + block_header_bytes, h_.gap_bytes(),
+                                            : extract_bits(p_ + block_header_bytes, h_.gap_bytes(),
                                                       (dec_ - 1) * std::size_t{bits}, bits);
         docs_[dec_] = docs_[dec_ - 1] + gap + 1;
         ++dec_;
