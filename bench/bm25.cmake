@@ -27,3 +27,40 @@ ragpp_target_options(bench_bm25_quality)
 add_executable(bench_bm25_synthetic ${CMAKE_CURRENT_LIST_DIR}/bm25_synthetic.cpp)
 target_link_libraries(bench_bm25_synthetic PRIVATE ragpp::ragpp)
 ragpp_target_options(bench_bm25_synthetic)
+
+# Today's uncompressed postings side by side (issue 15.1): the BM25 headers of format 3
+# (commit 3829e73, 8-byte postings and a forward index) taken from git history at
+# configure time, renamed into ragpp::detail::bm25_v3 and ragpp::BM25IndexV3 so both
+# builds live in one program. Skipped with a message when the history is absent.
+set(RAGPP_BM25_V3_COMMIT 3829e73)
+set(_v3_dir ${CMAKE_CURRENT_BINARY_DIR}/bm25_v3)
+set(_v3_files index/bm25.hpp index/detail/bm25_accumulate.hpp index/detail/bm25_exhaustive.hpp
+    index/detail/bm25_file.hpp index/detail/bm25_maxscore.hpp index/detail/bm25_plan.hpp
+    index/detail/bm25_postings.hpp)
+find_package(Git QUIET)
+set(_v3_ok ${GIT_FOUND})
+foreach(_f IN LISTS _v3_files)
+  if(_v3_ok)
+    execute_process(COMMAND ${GIT_EXECUTABLE} show ${RAGPP_BM25_V3_COMMIT}:include/ragpp/${_f}
+                    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} OUTPUT_VARIABLE _text RESULT_VARIABLE _rc ERROR_QUIET)
+    if(NOT _rc EQUAL 0)
+      set(_v3_ok FALSE)
+    else()
+      string(REGEX REPLACE "bm25::" "bm25_v3::" _text "${_text}")
+      string(REPLACE "namespace ragpp::detail::bm25 {" "namespace ragpp::detail::bm25_v3 {" _text "${_text}")
+      string(REPLACE "}  // namespace ragpp::detail::bm25\n" "}  // namespace ragpp::detail::bm25_v3\n" _text "${_text}")
+      string(REPLACE "BM25Index" "BM25IndexV3" _text "${_text}")
+      string(REGEX REPLACE "#include <ragpp/index/detail/(bm25_[a-z]+\\.hpp)>" "#include \"bm25_v3/index/detail/\\1\""
+             _text "${_text}")
+      file(WRITE ${_v3_dir}/${_f}.new "${_text}")
+      configure_file(${_v3_dir}/${_f}.new ${_v3_dir}/${_f} COPYONLY)  # rewritten only when it differs
+    endif()
+  endif()
+endforeach()
+if(_v3_ok)
+  target_compile_definitions(bench_bm25_synthetic PRIVATE RAGPP_BENCH_BM25_V3=1)
+  target_include_directories(bench_bm25_synthetic PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
+else()
+  message(STATUS "bench_bm25_synthetic: git history (commit ${RAGPP_BM25_V3_COMMIT}) not found, "
+                 "the uncompressed format-3 side is skipped")
+endif()

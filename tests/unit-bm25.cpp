@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -768,6 +769,100 @@ TEST_CASE("BM25 refuses files of the formats before the common container", "[bm2
     std::string v1 = slurp(fixture);
     v1[8] = 1;
     CHECK_THROWS_WITH(Index::from_bytes(v1, "old.bm25"), Catch::Contains("'old.bm25' was written by an older ragpp (BM25 index format 1;"));
+}
+
+TEST_CASE("BM25 refuses format 3 files (uncompressed postings) with the rebuild message", "[bm25][persistence]") {
+    // Written by main at 3829e73 (format 3, the common container): documents "a b c", "b c d".
+    const auto fixture = std::filesystem::path(RAGPP_SOURCE_DIR) / "tests/fixtures/index/bm25-format3.bin";
+    REQUIRE(std::filesystem::exists(fixture));
+    for (const bool mmap : {false, true}) {
+        CHECK_THROWS_AS(Index::load(fixture, {}, {mmap, true}), ragpp::FormatError);
+        CHECK_THROWS_WITH(Index::load(fixture, {}, {mmap, false}),
+                          Catch::Contains(fixture.string()) &&
+                              Catch::Contains("was written by an older ragpp (BM25 index format 3") &&
+                              Catch::Contains("rebuild the index"));
+    }
+}
+
+TEST_CASE("BM25 block-compressed lists: adds below the last id, removals, compaction and files keep every posting",
+          "[bm25][blocks][updates]") {
+    const auto seed = GENERATE(take(6, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
+    RandomCorpus rc(seed, 25);  // few terms: lists of hundreds of postings, several blocks each
+    std::mt19937_64 rng(seed);
+    // Sparse ids (gaps up to 2^16 need wide bit widths), added out of order.
+    std::vector<DocId> ids;
+    for (DocId id = 0; ids.size() < 1200; id += 1 + static_cast<DocId>(rng() % (rng() % 64 == 0 ? 65536 : 3))) ids.push_back(id);
+    std::shuffle(ids.begin() + 600, ids.end(), rng);
+    Index live;
+    std::map<DocId, std::string> truth;
+    auto text = [&] {
+        std::string t = rc.text(30);
+        if (rng() % 50 == 0)
+            for (int i = 0; i < 300; ++i) t += " t1";  // a large tf
+        return t;
+    };
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const auto t = text();
+        live.add_document(ids[i], doc(t));
+        truth[ids[i]] = t;
+        if (i == 600) live.shrink_to_fit();  // compact: the next adds reopen partial blocks
+        if (i > 600 && i % 7 == 0) {         // removals inside blocks, and updates
+            auto it = truth.begin();
+            std::advance(it, static_cast<std::ptrdiff_t>(rc.pick(truth.size())));
+            if (i % 2 == 0) {
+                live.remove_document(it->first);
+                truth.erase(it);
+            } else {
+                it->second = text();
+                live.update_document(it->first, doc(it->second));
+            }
+        }
+        if (i == 900) {
+            live.shrink_to_fit();
+            live = Index::from_bytes(live.to_bytes());
+        }
+    }
+    Index rebuilt;
+    for (const auto& [id, t] : truth) rebuilt.add_document(id, doc(t));
+    INFO("seed " << seed);
+    REQUIRE(live.size() == truth.size());
+    CHECK(live.posting_count() == rebuilt.posting_count());
+    for (const auto& term : rc.vocab) {
+        CHECK(live.document_frequency(term) == rebuilt.document_frequency(term));
+        for (const auto& [id, t] : truth) {
+            const auto tf = rebuilt.term_frequency(term, id);
+            if (live.term_frequency(term, id) != tf) FAIL("term " << term << " doc " << id);
+        }
+        for (const DocId gone : {DocId{1}, DocId{2}, ids.back() + 1})
+            if (truth.count(gone) == 0) CHECK(live.term_frequency(term, gone) == 0);
+    }
+    // Pruned searches over compacted, reopened and re-encoded blocks equal the exhaustive ones.
+    std::size_t pruned = 0, oracle = 0;
+    for (Index* index : {&live, &rebuilt}) {
+        index->shrink_to_fit();
+        for (int q = 0; q < 30; ++q) {
+            const auto [terms, k, o] = random_query(rc, q, ids.back() + 1, false);
+            BM25SearchStats a, b;
+            const auto slow = rebuilt.search_terms(terms, k, o, BM25Strategy::exhaustive, &b);
+            CHECK(index->search_terms(terms, k, o, BM25Strategy::maxscore, &a) == slow);
+            CHECK(index->search_terms(terms, k, o, BM25Strategy::accumulate) == slow);
+            pruned += a.scored;
+            oracle += b.scored;
+        }
+    }
+    CHECK(pruned < oracle);
+    // The same through a file, read and mapped.
+    ragpp_test::TempDir dir;
+    live.save(dir.path / "blocks.bm25");
+    for (const bool mmap : {false, true}) {
+        const Index loaded = Index::load(dir.path / "blocks.bm25", {}, {mmap, !mmap});
+        CHECK(loaded.posting_count() == live.posting_count());
+        CHECK(static_cast<double>(loaded.memory_bytes()) < 1.05 * static_cast<double>(live.memory_bytes()));  // no per-slot arrays for absent fields
+        for (int q = 0; q < 10; ++q) {
+            const auto query = rc.text(4);
+            CHECK(loaded.search(query, 10) == live.search(query, 10));
+        }
+    }
 }
 
 TEST_CASE("BM25 counts read from a file are checked against its size before allocating", "[bm25][persistence]") {

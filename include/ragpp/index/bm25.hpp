@@ -13,7 +13,8 @@
 //   index/bm25/scoring.hpp           BM25Variant, BM25Params, bm25_idf, bm25_tf_part, bm25f_tf_part
 //   index/bm25/fields.hpp            bm25_document_fields, bm25_title_key, bm25_identifier_like
 //   index/bm25/algorithm.hpp         BM25Algorithm, BM25Strategy, BM25SearchStats
-//   index/detail/bm25_postings.hpp   posting lists, skylines, the galloping cursor step, the dictionary
+//   index/detail/bm25_blocks.hpp     block-compressed posting lists (the body's) and their cursor
+//   index/detail/bm25_postings.hpp   skylines, the fields' posting lists, the galloping cursor step, the dictionary
 //   index/detail/bm25_plan.hpp       a resolved query and the score of one document
 //   index/detail/bm25_exhaustive.hpp, bm25_accumulate.hpp, bm25_maxscore.hpp   one per top-k algorithm
 //   index/detail/bm25_file.hpp       the file's payload (save / load)
@@ -70,6 +71,7 @@
 #include <ragpp/index/bm25/fields.hpp>
 #include <ragpp/index/bm25/scoring.hpp>
 #include <ragpp/index/detail/bm25_accumulate.hpp>
+#include <ragpp/index/detail/bm25_blocks.hpp>
 #include <ragpp/index/detail/bm25_exhaustive.hpp>
 #include <ragpp/index/detail/bm25_file.hpp>
 #include <ragpp/index/detail/bm25_maxscore.hpp>
@@ -152,34 +154,20 @@ public:
         const std::size_t slots = std::max(doc_len_.size(), std::size_t{id} + 1);
         doc_len_.resize(slots, 0);
         live_.resize(slots, 0);
-        doc_terms_.resize(slots);
         const auto len = static_cast<std::uint32_t>(terms.size());
-        std::vector<std::uint8_t> forward;
-        forward.reserve(unique.size() + unique.size() / 2);
-        std::uint32_t prev = 0;
+        doc_len_[id] = len;  // before the postings: a block records its documents' minimum length
         const std::size_t distinct = unique.size();
         for (std::size_t i = 0; i < distinct; ++i) {
             // Prefetch the term record 8 terms ahead, then its list's tail 4 terms ahead.
             if (i + 8 < distinct) detail::bm25::prefetch(&terms_[unique[i + 8].doc]);
             if (i + 4 < distinct) {
                 const auto& ahead = terms_[unique[i + 4].doc].postings;
-                if (!ahead.empty()) detail::bm25::prefetch(ahead.data() + ahead.size() - 1);
+                if (!ahead.empty()) detail::bm25::prefetch(ahead.tail_bytes());
             }
-            const std::uint32_t tid = unique[i].doc;
-            auto& td = terms_[tid];
-            const detail::bm25::Posting p{id, unique[i].tf};
-            if (td.postings.empty() || td.postings.back().doc < id) {
-                td.postings.push_back(p);
-            } else {
-                td.postings.insert(lower_bound(td.postings, id), p);
-            }
-            td.add_point({p.tf, len});
-            detail::bm25::put_varint(forward, tid - prev);
-            prev = tid;
+            auto& td = terms_[unique[i].doc];
+            td.postings.add({id, unique[i].tf}, doc_len_.data());
+            td.add_point({unique[i].tf, len});
         }
-        forward.shrink_to_fit();
-        doc_terms_[id] = std::move(forward);
-        doc_len_[id] = len;
         live_[id] = 1;
         ++live_count_;
         total_len_ += len;
@@ -188,24 +176,29 @@ public:
     }
 
     /// Removes document `id`. Throws NotFoundError when it is not indexed; nothing
-    /// changes then. Cost: the lengths of the posting lists of its terms.
+    /// changes then. There is no forward index (it would cost 1 to 3 bytes a posting):
+    /// the document's terms are found through the postings, each list asked for the
+    /// block that may hold `id` (its header only, for most lists), until the frequencies
+    /// found add up to the document's length. Cost: O(vocabulary) block look-ups plus
+    /// one block decoded and re-encoded per term of the document (see docs/bm25.md).
     void remove_document(DocId id) {
         if (!contains(id))
             throw NotFoundError("BM25Index::remove_document: no document with DocId " + std::to_string(id));
         const std::uint32_t len = doc_len_[id];
         std::size_t distinct = 0;
-        detail::bm25::for_each_varint_delta(doc_terms_[id], [&](std::uint32_t t) {
+        std::uint64_t found = 0;
+        for (std::size_t t = 0; t < terms_.size() && found < len; ++t) {
             auto& td = terms_[t];
-            auto it = lower_bound(td.postings, id);
-            const std::uint32_t tf = it->tf;
-            td.postings.erase(it);
+            if (td.postings.empty() || td.postings.last_doc() < id) continue;
+            const std::uint32_t tf = td.postings.erase(id, doc_len_.data());
+            if (tf == 0) continue;
+            found += tf;
             ++distinct;
             auto sp = std::lower_bound(td.skyline.begin(), td.skyline.end(), tf,
                                        [](const detail::bm25::SkyPoint& q, std::uint32_t v) { return q.tf < v; });
             if (sp != td.skyline.end() && sp->tf == tf && sp->len == len) rebuild_skyline(td);
-        });
+        }
         remove_field_terms(id);
-        doc_terms_[id] = {};
         doc_len_[id] = 0;
         live_[id] = 0;
         --live_count_;
@@ -227,9 +220,16 @@ public:
         add_field_terms(id, fields);
     }
 
-    /// Releases the spare capacity of the posting lists (after a bulk build).
+    /// Compresses the uncompressed tails of the posting lists (fewer than 128 postings
+    /// each, the last ones added) into blocks and releases spare capacity (after a bulk
+    /// build; an index read from a file is compact already).
     void shrink_to_fit() {
-        for (auto& td : terms_) td.postings.shrink_to_fit();
+        for (auto& td : terms_) {
+            td.postings.compact(doc_len_.data());
+            td.skyline.shrink_to_fit();
+        }
+        terms_.shrink_to_fit();
+        dict_.shrink_to_fit();
         for (auto& f : fields_)
             for (auto& td : f.terms) td.postings.shrink_to_fit();
     }
@@ -344,26 +344,23 @@ public:
     [[nodiscard]] std::uint32_t term_frequency(std::string_view term, DocId id) const {
         const auto tid = dict_.find(term);
         if (tid == dict_.npos) return 0;
-        const auto& pl = terms_[tid].postings;
-        auto p = std::lower_bound(pl.begin(), pl.end(), id, [](const detail::bm25::Posting& x, DocId d) { return x.doc < d; });
-        return p != pl.end() && p->doc == id ? p->tf : 0;
+        return terms_[tid].postings.find(id);
     }
     /// Distinct terms present in at least one live document.
     [[nodiscard]] std::size_t vocabulary_size() const noexcept {
         return static_cast<std::size_t>(
-            std::count_if(terms_.begin(), terms_.end(), [](const detail::bm25::TermData& t) { return !t.postings.empty(); }));
+            std::count_if(terms_.begin(), terms_.end(), [](const detail::bm25::BlockTermData& t) { return !t.postings.empty(); }));
     }
     /// (document, term) pairs.
     [[nodiscard]] std::uint64_t posting_count() const noexcept { return posting_count_; }
     /// Bytes held by the index (capacities of its arrays; the term dictionary estimated).
     [[nodiscard]] std::size_t memory_bytes() const noexcept {
         std::size_t n = sizeof(*this);
+        n += (terms_.capacity() - terms_.size()) * sizeof(detail::bm25::BlockTermData);
         for (const auto& td : terms_)
-            n += sizeof(td) + td.postings.capacity() * sizeof(detail::bm25::Posting) +
-                 td.skyline.capacity() * sizeof(detail::bm25::SkyPoint);
+            n += sizeof(td) + td.postings.memory_bytes() + td.skyline.capacity() * sizeof(detail::bm25::SkyPoint);
         n += dict_.memory_bytes();
         n += doc_len_.capacity() * sizeof(std::uint32_t) + live_.capacity();
-        for (const auto& f : doc_terms_) n += sizeof(f) + f.capacity();
         for (const auto& fd : fields_) {
             for (const auto& td : fd.terms)
                 n += sizeof(td) + td.postings.capacity() * sizeof(detail::bm25::Posting) +
@@ -535,9 +532,9 @@ private:
         return id;
     }
 
-    void rebuild_skyline(detail::bm25::TermData& td) const {
+    void rebuild_skyline(detail::bm25::BlockTermData& td) const {
         td.skyline.clear();
-        for (const auto& p : td.postings) td.add_point({p.tf, doc_len_[p.doc]});
+        td.postings.for_each([&](DocId d, std::uint32_t tf) { td.add_point({tf, doc_len_[d]}); });
     }
 
     [[nodiscard]] double okapi_mean_idf() const {
@@ -592,7 +589,7 @@ private:
             const auto& td = terms_[tid];
             const double idf = variant_idf(n, static_cast<double>(td.postings.size()));
             const double weight = static_cast<double>(qtf) * idf;
-            out.push_back({td.postings.data(), td.postings.data() + td.postings.size(), &td.skyline, weight, weight * absent});
+            out.push_back({&td.postings, &td.skyline, weight, weight * absent});
         }
         return out;
     }
@@ -630,9 +627,18 @@ private:
         }
         const auto n = static_cast<double>(live_count_);
         const double absent = bm25_tf_part_absent(params_.variant, plan.k1, plan.delta);
-        for (const auto& [tid, qtf] : counts) {
+        // The body lists of the query terms, decoded (a fielded search reads them whole to
+        // count df anyway); the fields' lists are not compressed.
+        std::vector<detail::bm25::TermData> bodies(counts.size());
+        for (std::size_t c = 0; c < counts.size(); ++c) {
+            const auto& td = terms_[counts[c].first];
+            bodies[c].postings = td.postings.decode();
+            bodies[c].skyline = td.skyline;
+        }
+        for (std::size_t c = 0; c < counts.size(); ++c) {
+            const auto [tid, qtf] = counts[c];
             std::array<const detail::bm25::TermData*, 4> lists{};
-            if (!terms_[tid].postings.empty()) lists[0] = &terms_[tid];
+            if (!bodies[c].postings.empty()) lists[0] = &bodies[c];
             for (std::size_t f = 1; f < 4; ++f) lists[f] = fields_[f - 1].term(tid);
             // df: documents with the term in any field (a merge of the lists).
             std::array<const detail::bm25::Posting*, 4> cur{}, end{};
@@ -716,7 +722,7 @@ private:
             case BM25Strategy::automatic: break;
         }
         std::size_t postings = 0;
-        for (const auto& t : plan.terms) postings += static_cast<std::size_t>(t.end - t.begin);
+        for (const auto& t : plan.terms) postings += t.list->size();
         const bool cache_sized = live_.size() <= accumulate_max_slots;
         if (can_accumulate && ((cache_sized && postings * 8 >= live_.size()) || !can_prune))
             return BM25Algorithm::accumulate;
@@ -740,10 +746,9 @@ private:
     A analyzer_{};
     BM25Params params_{};
     detail::bm25::TermDict dict_;
-    std::vector<detail::bm25::TermData> terms_;
+    std::vector<detail::bm25::BlockTermData> terms_;  // by term id; no forward index (see remove_document)
     std::vector<std::uint32_t> doc_len_;             // by DocId; 0 for absent slots
     std::vector<std::uint8_t> live_;                 // by DocId
-    std::vector<std::vector<std::uint8_t>> doc_terms_;  // forward index: varint deltas of sorted term ids
     std::size_t live_count_ = 0;
     std::uint64_t total_len_ = 0;
     std::uint64_t posting_count_ = 0;

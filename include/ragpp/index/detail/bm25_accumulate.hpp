@@ -24,12 +24,11 @@ std::size_t accumulate(const Plan& plan, TopK& top) {
     std::vector<double> acc(plan.live->size(), 0.0);
     std::vector<std::uint64_t> seen((plan.live->size() + 63) / 64, 0);  // documents touched
     for (const auto& t : plan.terms) {
-        for (const auto* p = t.begin; p != t.end; ++p) {
-            const DocId d = p->doc;
-            if (!plan.allows(d)) continue;
+        t.list->for_each([&](DocId d, std::uint32_t tf) {
+            if (!plan.allows(d)) return;
             seen[d >> 6] |= std::uint64_t{1} << (d & 63);
-            acc[d] += t.weight * bm25_tf_part<V>(static_cast<double>(p->tf), plan.norm((*plan.doc_len)[d]), plan.k1, plan.delta);
-        }
+            acc[d] += t.weight * bm25_tf_part<V>(static_cast<double>(tf), plan.norm((*plan.doc_len)[d]), plan.k1, plan.delta);
+        });
     }
     std::size_t touched = 0;
     for (std::size_t w = 0; w < seen.size(); ++w) {

@@ -34,12 +34,12 @@ std::size_t push_unmatched(const P& plan, const std::vector<std::uint8_t>& match
 }
 
 /// The next document of a scan, the smallest at the cursors; false when every list is done.
-inline bool next_doc(const Plan& plan, const std::vector<const Posting*>& cur, DocId& d) noexcept {
+inline bool next_doc(const Plan&, const std::vector<ListCursor>& cur, DocId& d) noexcept {
     d = std::numeric_limits<DocId>::max();
     bool any = false;
-    for (std::size_t i = 0; i < cur.size(); ++i)
-        if (cur[i] != plan.terms[i].end && cur[i]->doc <= d) {
-            d = cur[i]->doc;
+    for (const auto& c : cur)
+        if (!c.done() && c.doc() <= d) {
+            d = c.doc();
             any = true;
         }
     return any;
@@ -51,11 +51,11 @@ inline bool next_doc(const FieldedPlan& plan, const std::vector<std::array<const
 }
 
 /// Reads the frequencies of every term in d (0 when absent) and moves the cursors past d.
-inline void read_doc(const Plan& plan, std::vector<const Posting*>& cur, DocId d, std::vector<std::uint32_t>& tfs) noexcept {
+inline void read_doc(const Plan&, std::vector<ListCursor>& cur, DocId d, std::vector<std::uint32_t>& tfs) noexcept {
     for (std::size_t i = 0; i < cur.size(); ++i) {
-        if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
-            tfs[i] = cur[i]->tf;
-            ++cur[i];
+        if (!cur[i].done() && cur[i].doc() == d) {
+            tfs[i] = cur[i].tf();
+            cur[i].next();
         } else {
             tfs[i] = 0;
         }

@@ -53,13 +53,18 @@ template <class P, class F>
     return o;
 }
 
-/// MaxScore. Each term's contribution is either `zero` (absent) or
-/// weight * tfpart(tf, L) <= ub (the maximum over the term's skyline), so a
-/// document's score is at most base + the sum of the excesses (ub - zero) of the
-/// terms it contains, base = sum of zero. Terms sorted by excess; the shortest
+/// MaxScore with block-max bounds. Each term's contribution is either `zero`
+/// (absent) or weight * tfpart(tf, L) <= ub (the maximum over the term's skyline),
+/// so a document's score is at most base + the sum of the excesses (ub - zero) of
+/// the terms it contains, base = sum of zero. Terms sorted by excess; the shortest
 /// prefix whose excesses (plus base) cannot beat the k-th score is non-essential:
-/// candidates come from the essential lists only, and the non-essential lists are
-/// probed, largest excess first, while the candidate can still enter the top k.
+/// candidates come from the essential lists only. A candidate's bound then uses, for
+/// each non-essential term, the excess of the block that may hold it (its max tf and
+/// min length, bm25_blocks.hpp; 0 when no block can hold it), found without decoding:
+/// a candidate whose block bounds cannot enter the top k is dropped before any of
+/// those blocks is decoded (block-max MaxScore, as PISA's block_max_maxscore; Ding &
+/// Suel, "Faster top-k document retrieval using block-max indexes", SIGIR 2011). The
+/// survivors are probed, largest excess first, while they can still enter.
 /// Bounds carry a 1e-9 relative slack so rounding can never prune a document
 /// the exhaustive scorer would keep; a document enters only with its full score.
 template <BM25Variant V>
@@ -76,6 +81,25 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
     Cursors scan(plan, 1);
     auto& cur = scan.cur;
     auto& tfs = scan.tfs;
+    // The excess of the block of term i's cursor that may hold d, cached per block
+    // (serial); -1 when no block can hold d (the term is absent from d).
+    std::vector<double> block_excess(m, 0.0);
+    std::vector<std::uint32_t> block_serial(m, 0);
+    std::vector<double> probe_excess(m, 0.0);
+    auto excess_at = [&](std::size_t i, DocId d) {  // (o.excess: clang 14 captures no structured binding)
+        auto& c = cur[i];
+        if (!c.shallow(d)) return -1.0;
+        if (c.in_tail()) return o.excess[i];
+        if (block_serial[i] != c.serial()) {
+            const auto& t = plan.terms[i];
+            const auto& h = c.block();
+            const double ub =
+                t.weight * bm25_tf_part<V>(static_cast<double>(h.max_tf), plan.norm(h.min_len), plan.k1, plan.delta);
+            block_excess[i] = std::min(o.excess[i], std::max(0.0, ub - t.zero));
+            block_serial[i] = c.serial();
+        }
+        return block_excess[i];
+    };
     std::size_t ne = 0;  // order[0..ne) are non-essential
     std::size_t scored = 0;
     for (;;) {
@@ -85,19 +109,19 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
         DocId d = std::numeric_limits<DocId>::max();
         bool any = false;
         for (std::size_t j = ne; j < m; ++j) {
-            const std::size_t i = order[j];
-            if (cur[i] != plan.terms[i].end && cur[i]->doc <= d) {
-                d = cur[i]->doc;
+            const auto& c = cur[order[j]];
+            if (!c.done() && c.doc() <= d) {
+                d = c.doc();
                 any = true;
             }
         }
         if (!any) break;
         std::fill(tfs.begin(), tfs.end(), 0U);
         for (std::size_t j = ne; j < m; ++j) {
-            const std::size_t i = order[j];
-            if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
-                tfs[i] = cur[i]->tf;
-                ++cur[i];
+            auto& c = cur[order[j]];
+            if (!c.done() && c.doc() == d) {
+                tfs[order[j]] = c.tf();
+                c.next();
             }
         }
         if (!plan.allows(d)) continue;
@@ -105,12 +129,17 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
         if (top.full()) {
             const double theta = top.threshold();
             const double norm = plan.norm(len);
-            double bound = base + prefix[ne];
+            double bound = base;
             for (std::size_t j = ne; j < m; ++j) {
                 const std::size_t i = order[j];
                 if (tfs[i] != 0)
                     bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
                              plan.terms[i].zero;
+            }
+            for (std::size_t j = 0; j < ne; ++j) {
+                const std::size_t i = order[j];
+                probe_excess[i] = excess_at(i, d);
+                bound += std::max(0.0, probe_excess[i]);
             }
             bool skip = false;
             for (std::size_t j = ne; j-- > 0;) {
@@ -119,10 +148,11 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
                     break;
                 }
                 const std::size_t i = order[j];
-                cur[i] = next_geq(cur[i], plan.terms[i].end, d);
-                bound -= excess[i];
-                if (cur[i] != plan.terms[i].end && cur[i]->doc == d) {
-                    tfs[i] = cur[i]->tf;
+                if (probe_excess[i] < 0.0) continue;  // absent from d: tfs[i] stays 0
+                bound -= probe_excess[i];
+                cur[i].next_geq(d);
+                if (!cur[i].done() && cur[i].doc() == d) {
+                    tfs[i] = cur[i].tf();
                     bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
                              plan.terms[i].zero;
                 }
@@ -131,8 +161,8 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
         } else {
             for (std::size_t j = 0; j < ne; ++j) {
                 const std::size_t i = order[j];
-                cur[i] = next_geq(cur[i], plan.terms[i].end, d);
-                if (cur[i] != plan.terms[i].end && cur[i]->doc == d) tfs[i] = cur[i]->tf;
+                cur[i].next_geq(d);
+                if (!cur[i].done() && cur[i].doc() == d) tfs[i] = cur[i].tf();
             }
         }
         ++scored;

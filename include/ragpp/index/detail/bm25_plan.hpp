@@ -17,14 +17,14 @@
 #include <ragpp/core/bitset.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/index/bm25/scoring.hpp>
+#include <ragpp/index/detail/bm25_blocks.hpp>
 #include <ragpp/index/detail/bm25_postings.hpp>
 
 namespace ragpp::detail::bm25 {
 
 /// One distinct query term, resolved against the index.
 struct QueryTerm {
-    const Posting* begin;
-    const Posting* end;
+    const PostingList* list;
     const std::vector<SkyPoint>* skyline;
     double weight;  ///< qtf * idf
     double zero;    ///< weight * tfpart(0)
@@ -43,6 +43,8 @@ struct FieldedTerm {
 
 /// An unfielded query: its terms, the parameters and the index's document tables.
 struct Plan {
+    using Cursor = ListCursor;
+    static Cursor start(const QueryTerm& t) noexcept { return ListCursor(*t.list); }
     double k1 = 0, b = 0, delta = 0, avgdl = 1;
     double one_minus_b = 1, b_over_avgdl = 0;  // L(d) = (1 - b) + (b / avgdl) |d|
     const DocSet* allowed = nullptr;
@@ -71,6 +73,8 @@ template <BM25Variant V>
 
 /// A BM25F query (see "Fields" in index/bm25/scoring.hpp).
 struct FieldedPlan {
+    using Cursor = std::array<const Posting*, 4>;
+    static Cursor start(const FieldedTerm& t) noexcept { return t.begin; }
     double k1 = 0, delta = 0;
     std::array<double, 4> w{1.0, 0.0, 0.0, 0.0};       // field weights, body first
     std::array<double, 4> one_minus_b{1.0, 1.0, 1.0, 1.0};
@@ -129,11 +133,11 @@ template <BM25Variant V>
 /// `stride` per term.
 template <class P>
 struct Cursors {
-    using Cursor = std::remove_cvref_t<decltype(std::declval<const P&>().terms.front().begin)>;
-    std::vector<Cursor> cur;
+    std::vector<typename P::Cursor> cur;
     std::vector<std::uint32_t> tfs;
-    Cursors(const P& plan, std::size_t stride) : cur(plan.terms.size()), tfs(stride * plan.terms.size()) {
-        for (std::size_t i = 0; i < plan.terms.size(); ++i) cur[i] = plan.terms[i].begin;
+    Cursors(const P& plan, std::size_t stride) : tfs(stride * plan.terms.size()) {
+        cur.reserve(plan.terms.size());
+        for (const auto& t : plan.terms) cur.push_back(P::start(t));
     }
 };
 

@@ -1,6 +1,7 @@
 // ragpp detail: the storage of BM25Index (not API): posting lists and the (tf, length)
 // skyline that bounds a list's scores exactly, the galloping cursor step over a list,
-// the term dictionary, the forward index's varints, and the fields' postings.
+// the term dictionary, the forward index's varints, and the fields' postings (the
+// body's block-compressed lists are in bm25_blocks.hpp).
 #pragma once
 
 #include <algorithm>
@@ -106,6 +107,8 @@ public:
         if (!slots_.empty()) bm25::prefetch(&slots_[h & mask_]);
     }
     [[nodiscard]] const std::string& name(std::uint32_t id) const noexcept { return names_[id]; }
+    /// Releases the spare capacity of the names.
+    void shrink_to_fit() { names_.shrink_to_fit(); }
     [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
     [[nodiscard]] std::size_t memory_bytes() const noexcept {
         std::size_t n = slots_.capacity() * sizeof(std::uint64_t) + names_.capacity() * sizeof(std::string);
@@ -140,8 +143,11 @@ private:
 };
 
 
-struct TermData {
-    std::vector<Posting> postings;  ///< sorted by doc, strictly increasing
+/// A term's postings (a std::vector<Posting> for the fields, a block-compressed
+/// PostingList, bm25_blocks.hpp, for the body) and their skyline.
+template <class List>
+struct BasicTermData {
+    List postings;                  ///< sorted by doc, strictly increasing
     std::vector<SkyPoint> skyline;  ///< see skyline_add
     SkyPoint front{0, 0};           ///< skyline.front() when not empty: the lowest tf, shortest
 
@@ -153,6 +159,7 @@ struct TermData {
         front = skyline.front();
     }
 };
+using TermData = BasicTermData<std::vector<Posting>>;
 
 /// The mean rank_bm25_okapi idf over the vocabulary, computed once per index state.
 struct MeanIdfCache {
