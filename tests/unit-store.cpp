@@ -3,8 +3,11 @@
 // after further inserts and erasures; truncated and corrupted files.
 #include <catch2/catch.hpp>
 
+#include <ragpp/filter/filter.hpp>
 #include <ragpp/index/store.hpp>
+#include <ragpp/retrieve/collection.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "support.hpp"
+#include "term_overlap_index.hpp"
 
 using namespace ragpp;
 
@@ -126,6 +130,7 @@ TEST_CASE("DocumentStore opened from its file (read or mapped) equals the reside
     copy.erase(1);
     CHECK(s.contains(1));
     CHECK_FALSE(copy.contains(1));
+    std::filesystem::remove_all(path.parent_path());
 }
 
 TEST_CASE("DocumentStore: a truncated or corrupted file is a FormatError naming it, never a crash", "[store]") {
@@ -177,5 +182,43 @@ TEST_CASE("DocumentStore: a truncated or corrupted file is a FormatError naming 
     write_bytes(bad, "RAGPPIDXBM25INDX" + std::string(40, '\0'));
     CHECK_THROWS_WITH(DocumentStore::open(bad), Catch::Contains("not a ragpp document store file"));
     CHECK_THROWS_AS(DocumentStore::open(temp_file("missing.bin")), IoError);
+    std::filesystem::remove_all(path.parent_path());
+}
+
+TEST_CASE("Collection::adopt over a store opened from its file: all or nothing", "[store][collection]") {
+    // Six chunks; chunk 5 has a NaN number, which a MetadataIndex refuses.
+    DocumentStore saved;
+    const char* types[] = {"guide", "ticket", "guide", "wiki", "guide", "ticket"};
+    for (DocId id = 0; id < 6; ++id) {
+        Metadata m{{"type", std::string(types[id])}};
+        if (id == 5) m["n"] = std::nan("");
+        saved.insert(id, Document{"c" + std::to_string(id), "text of chunk " + std::to_string(id), m});
+    }
+    const auto path = temp_file("adopt.bin");
+    saved.save(path);
+    auto store = DocumentStore::open(path, OpenOptions{.mmap = true, .verify = false});
+    ragpp_test::TermOverlapIndex index;
+    for (DocId id = 0; id < 6; ++id) index.add_document(id, *store.get(id));
+    using R = Retriever<ragpp_test::TermOverlapIndex>;
+    Collection<R> c(R(std::move(store), RetrieverOptions{}, std::move(index)));
+    const auto guides = [&] { return c.allowed(Filter::eq("type", std::string("guide")), Principal::system()).ids(); };
+
+    c.adopt("a.md", {0, 1, 2});
+    CHECK(guides() == std::vector<DocId>{0, 2});
+    // A repeated chunk, a chunk of another source, a missing one, a NaN: refused, nothing changes.
+    CHECK_THROWS_AS(c.adopt("b.md", {3, 4, 3}), DuplicateError);
+    CHECK_THROWS_AS(c.adopt("b.md", {3, 1}), DuplicateError);
+    CHECK_THROWS_AS(c.adopt("b.md", {3, 9}), NotFoundError);
+    CHECK_THROWS_AS(c.adopt("b.md", {3, 4, 5}), InvalidArgument);
+    CHECK(c.source_count() == 1);
+    CHECK(c.place(3) == nullptr);
+    CHECK(c.place(4) == nullptr);
+    CHECK(guides() == std::vector<DocId>{0, 2});
+    c.adopt("b.md", {3, 4});
+    CHECK(guides() == std::vector<DocId>{0, 2, 4});
+    REQUIRE(c.place(4) != nullptr);
+    CHECK(c.place(4)->source == "b.md");
+    CHECK(c.place(4)->position == 1);
+    CHECK(c.chunks_of("b.md") == std::vector<DocId>{3, 4});
     std::filesystem::remove_all(path.parent_path());
 }

@@ -47,8 +47,9 @@ public:
     /// another version, truncated or corrupted (a corrupted document not caught without
     /// verify is a FormatError naming the file and the DocId when get() decodes it).
     [[nodiscard]] static DocumentStore open(const std::filesystem::path& path, OpenOptions options = {}) {
+        // No MADV_RANDOM: an Engine reads every document once at open (sequentially), so
+        // the kernel's read-ahead helps; queries then touch a few pages each.
         auto bytes = std::make_shared<const detail::FileBytes>(path, options.mmap);
-        if (options.mmap) bytes->advise_random();
         DocumentStore s;
         s.file_ = std::make_shared<const detail::store::File>(std::move(bytes), path.string(), options.verify);
         s.base_ = s.file_->capacity();
