@@ -9,11 +9,11 @@
 // and CPU seconds, RSS (anonymous and file-backed) after open and after the queries,
 // the first query's and the median query's wall time; then one line splitting a warm
 // mmap open into its steps (generation.json with the source manifest, documents.bin,
-// the rest).
+// bm25.idx, vector.idx, decoding every chunk once as Collection::adopt does, the whole).
 //
 //   bench_open --make-corpus corpus.jsonl [--docs 1000000] [--seed 7]
 //   ragpp index corpus.jsonl --out idx
-//   bench_open --index idx [--queries 100]
+//   bench_open --index idx [--queries 100] [--only breakdown]
 //
 // The corpus: --docs documents of 40 to 80 words (mean 60) drawn from 200,000 words
 // "w<rank>" with P(rank r) ~ 1/r^1.07 (fixed seed), with a "type" metadata field. Queries:
@@ -151,14 +151,27 @@ void breakdown(const std::filesystem::path& dir) {
     t = Clock::now();
     const auto store = ragpp::DocumentStore::open(g.dir / "documents.bin", ragpp::Engine::default_open);
     const double store_s = seconds_since(t);
+    const auto config = ragpp::Engine::config_from_json(g.info.at("settings"));
+    t = Clock::now();
+    const auto bm25 = ragpp::Engine::Bm25::load(g.dir / "bm25.idx", ragpp::AnyAnalyzer(config.analyzer), ragpp::Engine::default_open);
+    const double bm25_s = seconds_since(t);
+    t = Clock::now();
+    const auto vectors = ragpp::Engine::Vectors::load(g.dir / "vector.idx", ragpp::make_any_embedder(config), {},
+                                                      ragpp::Engine::default_open);
+    const double vectors_s = seconds_since(t);
+    t = Clock::now();
+    std::size_t decoded = 0;
+    for (ragpp::DocId id = 0; id < store.capacity(); ++id) decoded += store.get(id) != nullptr;
+    const double decode_s = seconds_since(t);
     t = Clock::now();
     const auto e = ragpp::Engine::open(dir, 1);
     const double engine_s = seconds_since(t);
     std::printf("{\"breakdown\":\"mmap warm\",\"generation_json_bytes\":%llu,\"open_generation_s\":%.4f,"
-                "\"manifest_from_json_s\":%.4f,\"documents_bin_open_s\":%.4f,\"engine_open_s\":%.4f,\"chunks\":%zu,"
-                "\"sources\":%zu}\n",
+                "\"manifest_from_json_s\":%.4f,\"documents_bin_open_s\":%.4f,\"bm25_load_s\":%.4f,\"vector_load_s\":%.4f,"
+                "\"decode_every_chunk_s\":%.4f,\"engine_open_s\":%.4f,\"chunks\":%zu,\"sources\":%zu}\n",
                 static_cast<unsigned long long>(std::filesystem::file_size(g.dir / "generation.json")), generation_s,
-                manifest_s, store_s, engine_s, store.size(), manifest.size());
+                manifest_s, store_s, bm25_s, vectors_s, decode_s, engine_s, decoded,
+                manifest.size());
 }
 
 }  // namespace
@@ -172,6 +185,10 @@ int main(int argc, char** argv) try {
         return 2;
     }
     const std::size_t queries = std::stoul(arg(argc, argv, "queries", "100"));
+    if (arg(argc, argv, "only", "") == "breakdown") {  // --only breakdown: the last line alone
+        breakdown(dir);
+        return 0;
+    }
     struct Mode {
         const char* name;
         ragpp::OpenOptions options;
