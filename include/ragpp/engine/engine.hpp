@@ -581,7 +581,13 @@ private:
         auto& im = *e.impl_;
         im.docs.emplace(Hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors)),
                         collection_options(c));
-        for (const auto& [source, ids] : by_source) im.docs->adopt(source, ids);
+        try {
+            for (const auto& [source, ids] : by_source) im.docs->adopt(source, ids);
+        } catch (const FormatError&) {
+            throw;
+        } catch (const Error& x) {  // a chunk the collection refuses (a NaN in its metadata)
+            throw FormatError(where + ": documents.bin: " + x.what());
+        }
         im.manifest = std::move(manifest);
         im.root = std::move(root);
         im.kind = std::move(kind);
