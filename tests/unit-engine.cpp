@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,6 +19,9 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace ragpp;
@@ -332,21 +336,33 @@ TEST_CASE("a saved index folder: edited parts and mixed generations are refused"
     Engine::build(corpus_b.path, test_config()).save(b.path);
     const auto ga = open_generation(a.path), gb = open_generation(b.path);
 
-    SECTION("a docid edited in documents.jsonl") {
-        auto text = ragpp_test::read_file(ga.dir / "documents.jsonl");
-        const auto at = text.find("{\"docid\":1,");
-        REQUIRE(at != std::string::npos);
-        text.replace(at, 11, "{\"docid\":9,");
-        std::ofstream(ga.dir / "documents.jsonl", std::ios::binary) << text;
-        CHECK_THROWS_AS(Engine::open(a.path), FormatError);
+    SECTION("a DocId edited in sources.bin: refused by the structure check of a plain open") {
+        // sources.bin: 36-byte header, u64 source count, then the first source: u32 length,
+        // its id, u64 chunk count, u32 DocIds. Its second DocId becomes its first.
+        auto bytes = ragpp_test::read_file(ga.dir / "sources.bin");
+        std::uint32_t len = 0;
+        std::memcpy(&len, bytes.data() + 44, 4);
+        const std::size_t ids = 44 + 4 + len + 8;
+        REQUIRE(ids + 8 <= bytes.size());
+        std::memcpy(bytes.data() + ids + 4, bytes.data() + ids, 4);
+        std::ofstream(ga.dir / "sources.bin", std::ios::binary) << bytes;
+        CHECK_THROWS_WITH(Engine::open(a.path), Catch::Contains("sources.bin lists DocId"));
     }
-    SECTION("a text edited in documents.jsonl") {
-        auto text = ragpp_test::read_file(ga.dir / "documents.jsonl");
-        const auto at = text.find("\"text\":\"");
+    SECTION("a text edited in documents.bin: found by check() and a verifying open, not by a plain open") {
+        auto bytes = ragpp_test::read_file(ga.dir / "documents.bin");
+        auto at = std::string::npos;  // a letter of a word of a chunk's text (or title), near the end
+        for (const auto& w : vocabulary) at = at == std::string::npos ? bytes.rfind(w) : at;
         REQUIRE(at != std::string::npos);
-        text[at + 8] = text[at + 8] == 'X' ? 'Y' : 'X';
-        std::ofstream(ga.dir / "documents.jsonl", std::ios::binary) << text;
-        CHECK_THROWS_AS(Engine::open(a.path), FormatError);
+        bytes[at + 1] = bytes[at + 1] == 'X' ? 'Y' : 'X';
+        std::ofstream(ga.dir / "documents.bin", std::ios::binary) << bytes;
+        (void)Engine::open(a.path);  // sizes and structure are intact: the checksums are not computed
+        CHECK_THROWS_WITH(Engine::check(a.path), Catch::Contains("documents.bin") && Catch::Contains("checksum"));
+        CHECK_THROWS_AS(Engine::open(a.path, 1, OpenOptions{.mmap = false, .verify = true}), FormatError);
+    }
+    SECTION("a truncated documents.bin is refused by a plain open") {
+        const auto bytes = ragpp_test::read_file(ga.dir / "documents.bin");
+        std::ofstream(ga.dir / "documents.bin", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+        CHECK_THROWS_WITH(Engine::open(a.path), Catch::Contains("documents.bin"));
     }
     SECTION("a part copied from another generation") {
         fs::copy_file(gb.dir / "bm25.idx", ga.dir / "bm25.idx", fs::copy_options::overwrite_existing);
@@ -355,7 +371,8 @@ TEST_CASE("a saved index folder: edited parts and mixed generations are refused"
     SECTION("parts of two indexes committed together, checksums valid") {
         {
             GenerationWriter w(mixed.path);
-            w.write("documents.jsonl", ragpp_test::read_file(ga.dir / "documents.jsonl"));
+            w.write("documents.bin", ragpp_test::read_file(ga.dir / "documents.bin"));
+            w.write("sources.bin", ragpp_test::read_file(ga.dir / "sources.bin"));
             w.write("bm25.idx", ragpp_test::read_file(gb.dir / "bm25.idx"));
             w.write("vector.idx", ragpp_test::read_file(ga.dir / "vector.idx"));
             w.commit(ga.info);
@@ -368,11 +385,77 @@ TEST_CASE("a saved index folder: edited parts and mixed generations are refused"
             CHECK(std::string(e.what()).find("bm25.idx") != std::string::npos);
         }
     }
-    SECTION("untouched: opens with the same chunks") {
-        const auto e = Engine::open(a.path);
-        CHECK(e.documents().source_count() == 6);
-        CHECK(e.generation() == ga.generation);
+    SECTION("an index of the previous version (documents.jsonl) is refused as written by an older ragpp") {
+        {
+            GenerationWriter w(mixed.path);
+            w.write("documents.jsonl", "{}\n");
+            auto info = ga.info;
+            info["version"] = 2;
+            w.commit(info);
+        }
+        CHECK_THROWS_WITH(Engine::open(mixed.path), Catch::Contains("older ragpp") && Catch::Contains("rebuild"));
     }
+    SECTION("untouched: opens with the same chunks, mapped or read, checked or not") {
+        const auto built = Engine::build(corpus_a.path, test_config());
+        auto same_as_built = [&](const Engine& e) {
+            CHECK(e.documents().source_count() == 6);
+            CHECK(e.generation() == ga.generation);
+            CHECK(e.manifest() == SourceManifest::from_json(ga.info.at("sources"), "info"));
+            CHECK(e.manifest().size() == built.manifest().size());
+            for (const char* query : {"backup restore", "warranty notice"})
+                for (auto mode : {SearchMode::bm25, SearchMode::vector, SearchMode::hybrid})
+                    require_same_ranking(ranked(e, query, mode), ranked(built, query, mode));
+        };
+        same_as_built(Engine::open(a.path));
+        same_as_built(Engine::open(a.path, 1, OpenOptions{}));
+        same_as_built(Engine::check(a.path));
+    }
+}
+
+TEST_CASE("an open engine keeps answering from its generation while the folder is re-indexed", "[engine][save]") {
+    // ragpp replaces parts only by new generations (new files, renames); commits remove
+    // generations older than the previous one, and unlinking a mapped file keeps its
+    // inode: an engine opened (mapped) two commits ago still reads its own chunks.
+    std::mt19937 rng(11);
+    ragpp_test::TempDir corpus, idx;
+    for (int i = 0; i < 5; ++i) write_file(corpus.path / ("n" + std::to_string(i) + ".md"), random_note(rng), i);
+    Engine::build(corpus.path, test_config()).save(idx.path);
+    const auto reader = Engine::open(idx.path);  // mapped
+    const auto first = open_generation(idx.path);
+    std::vector<Ranked> before;
+    for (const char* query : {"backup restore", "warranty notice", "printer"}) before.push_back(ranked(reader, query, SearchMode::hybrid));
+    std::vector<std::string> texts;
+    reader.for_each_chunk([&](const Document& d) { texts.push_back(d.text); });
+
+    // Two re-indexings of a changed corpus, each by another process: the reader's
+    // generation becomes the previous one, then is removed.
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 5; ++i) write_file(corpus.path / ("n" + std::to_string(i) + ".md"), random_note(rng), 10 + 10 * round + i);
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0) {
+            int rc = 0;
+            try {
+                auto writer = Engine::open(idx.path);
+                writer.sync(corpus.path);
+                writer.save(idx.path);
+            } catch (...) {
+                rc = 1;
+            }
+            std::_Exit(rc);
+        }
+        int status = 0;
+        REQUIRE(::waitpid(pid, &status, 0) == pid);
+        REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+        CHECK(fs::exists(first.dir) == (round == 0));
+    }
+    CHECK(Engine::open(idx.path).generation() == first.generation + 2);
+    std::size_t i = 0;
+    for (const char* query : {"backup restore", "warranty notice", "printer"}) require_same_ranking(ranked(reader, query, SearchMode::hybrid), before[i++]);
+    std::vector<std::string> after;
+    reader.for_each_chunk([&](const Document& d) { after.push_back(d.text); });
+    CHECK(after == texts);
+    CHECK(reader.generation() == first.generation);
 }
 
 TEST_CASE("a .jsonl corpus is one source, re-read whole when it changed", "[engine][sync]") {

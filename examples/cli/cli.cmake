@@ -452,3 +452,10 @@ add_test(NAME cli.index.kill9
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/kill_index.sh $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-kill9 3000 30)
 set_tests_properties(cli.index.kill9 PROPERTIES TIMEOUT 900
   PASS_REGULAR_EXPRESSION "30 kills: [0-9]+ left the old index, [0-9]+ the new one; every folder opened and answered")
+# ragpp check, and an index folder opened mapped with sizes and structure checked
+# (issue 15 point 2): check_scenario.cmake re-indexes, damages and truncates
+# documents.bin, and rebuilds (see its header).
+add_test(NAME cli.scenario.check
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDIR=${CMAKE_CURRENT_BINARY_DIR}/cli-check -P
+          ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_scenario.cmake)
+set_tests_properties(cli.scenario.check PROPERTIES PASS_REGULAR_EXPRESSION "check scenario: all steps passed")

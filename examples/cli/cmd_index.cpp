@@ -40,7 +40,8 @@ int run_index(cli::ArgParser& p) {
     std::optional<cli::Engine> engine;
     if (!p.has("rebuild")) {
         try {
-            engine.emplace(cli::Engine::open(out, config.threads));
+            // Verified: the chunks carried over into the new generation must be intact.
+            engine.emplace(cli::Engine::open(out, config.threads, true));
         } catch (const ragpp::NotFoundError&) {  // no index there yet
         } catch (const ragpp::FormatError& e) {
             // An index of an older ragpp, or a damaged one: `index` is the command that

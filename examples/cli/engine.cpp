@@ -300,8 +300,13 @@ Engine Engine::build(const std::filesystem::path& corpus, const EngineConfig& co
     return Engine(std::make_unique<Impl>(Impl{std::move(engine)}));
 }
 
-Engine Engine::open(const std::filesystem::path& dir, std::size_t threads) {
-    return Engine(std::make_unique<Impl>(Impl{ragpp::Engine::open(dir, threads)}));
+Engine Engine::open(const std::filesystem::path& dir, std::size_t threads, bool verify) {
+    return Engine(std::make_unique<Impl>(
+        Impl{ragpp::Engine::open(dir, threads, ragpp::OpenOptions{.mmap = true, .verify = verify})}));
+}
+
+Engine Engine::check(const std::filesystem::path& dir, std::size_t threads) {
+    return Engine(std::make_unique<Impl>(Impl{ragpp::Engine::check(dir, threads)}));
 }
 
 void Engine::save(const std::filesystem::path& dir) const { impl_->engine.save(dir); }
@@ -345,5 +350,6 @@ const EngineConfig& Engine::config() const { return impl_->engine.config(); }
 EngineConfig& Engine::config() { return impl_->engine.config(); }
 std::size_t Engine::size() const { return impl_->engine.size(); }
 std::size_t Engine::source_count() const { return impl_->engine.documents().source_count(); }
+std::uint64_t Engine::generation() const { return impl_->engine.generation(); }
 
 }  // namespace cli

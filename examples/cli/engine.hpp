@@ -15,6 +15,7 @@
 #include <ragpp/eval/question.hpp>
 
 #include <filesystem>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -81,7 +82,11 @@ public:
     /// ragpp::Engine::build, with a progress bar on stderr when `progress` and the scan's notes.
     static Engine build(const std::filesystem::path& corpus, const EngineConfig& config,
                         const ragpp::CorpusOptions& options, bool progress);
-    static Engine open(const std::filesystem::path& dir, std::size_t threads = 0);
+    /// ragpp::Engine::open: mapped, sizes and structure checked; `verify` also checks
+    /// every checksum (ragpp index does, before it carries chunks over into a new generation).
+    static Engine open(const std::filesystem::path& dir, std::size_t threads = 0, bool verify = false);
+    /// ragpp::Engine::check: opened with every checksum and every chunk verified.
+    static Engine check(const std::filesystem::path& dir, std::size_t threads = 0);
     Engine(Engine&&) noexcept;
     Engine& operator=(Engine&&) noexcept;
     ~Engine();
@@ -105,6 +110,8 @@ public:
     /// Chunks, and source files.
     [[nodiscard]] std::size_t size() const;
     [[nodiscard]] std::size_t source_count() const;
+    /// The generation opened (0 when built in memory).
+    [[nodiscard]] std::uint64_t generation() const;
 
     struct Impl;
 

@@ -20,14 +20,17 @@
 //    or a single-file corpus: a .jsonl file ({"_id"|"id", "title"?, "text", "metadata"?}
 //    per line) or a BEIR folder (corpus.jsonl). A single-file corpus is ONE source (the
 //    file) whose chunks are its documents, unchunked.
-//  - save(dir) writes a generation (io/generations.hpp): parts documents.jsonl (one line
-//    per chunk, in DocId order: docid, source, id, text, metadata), bm25.idx and
-//    vector.idx, every part checksummed by the generation's manifest; its info holds the
-//    settings the index was built with, the SourceManifest (path, size, mtime, content
-//    hash, chunk ids of each source), the corpus root and the counts. open(dir) checks
-//    every part, then that the parts agree: as many documents in each index as in
-//    documents.jsonl, the same DocIds, the counts of info; FormatError naming the folder
-//    otherwise.
+//  - save(dir) writes a generation (io/generations.hpp): parts documents.bin (the
+//    DocumentStore's binary file: every chunk with its id, text and metadata, decoded on
+//    demand), sources.bin (each source's chunk DocIds, in order), bm25.idx and
+//    vector.idx, every part checksummed by the generation's manifest; its info (version
+//    3) holds the settings the index was built with, the SourceManifest (path, size,
+//    mtime, content hash, chunk ids of each source), the corpus root and the counts.
+//    open(dir) maps the parts and checks their sizes and structure, then that they agree:
+//    as many documents in each index as in documents.bin, the same DocIds, the counts of
+//    info, sources.bin and the manifest; FormatError naming the folder otherwise.
+//    check(dir) (`ragpp check`) also verifies every checksum and every chunk. An index
+//    of version 2 (documents.jsonl) is refused as written by an older ragpp.
 //  - sync(corpus) scans the corpus, diffs it against the manifest (io/sources.hpp) and
 //    removes deleted sources, re-chunks and re-indexes changed ones, adds new ones;
 //    unchanged sources keep their chunks and DocIds. For a single-file corpus it
@@ -77,7 +80,9 @@
 #include <ragpp/chunk/chunker.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/binary_file.hpp>
 #include <ragpp/detail/file_io.hpp>
+#include <ragpp/detail/mapped_file.hpp>
 #include <ragpp/embed/dispatch.hpp>
 #include <ragpp/engine/config.hpp>
 #include <ragpp/embed/embedder.hpp>
@@ -88,6 +93,7 @@
 #include <ragpp/filter/access.hpp>
 #include <ragpp/filter/filter.hpp>
 #include <ragpp/index/bm25.hpp>
+#include <ragpp/index/store.hpp>
 #include <ragpp/index/vector.hpp>
 #include <ragpp/io/beir.hpp>
 #include <ragpp/io/corpus.hpp>
@@ -220,98 +226,49 @@ public:
         return e;
     }
 
+    /// How open() reads an index folder by default: parts mapped, sizes and structure
+    /// checked, not every byte's checksum (check() does that).
+    static constexpr OpenOptions default_open = OpenOptions{.mmap = true, .verify = false};
+
     /// Opens the current generation of the index folder `dir` (written by save()).
     /// `threads`: threads of a transformer embedder and of cross-encoders (0: every core).
-    [[nodiscard]] static Engine open(const std::filesystem::path& dir, std::size_t threads = 0) {
-        const OpenedGeneration g = open_generation(dir);
-        const std::string where = "index folder '" + dir.string() + "'";
-        const auto& info = g.info;
-        if (!info.is_object() || info.value("format", "") != "ragpp-index" || info.value("version", 0) != 2)
-            throw FormatError(where + " is not a version 2 ragpp index (its manifest's info says otherwise)");
-        EngineConfig c;
-        std::filesystem::path root;
-        std::string kind;
-        SourceManifest manifest;
-        std::size_t chunks = 0, next = 0;
-        try {
-            c = config_from_json(info.at("settings"));
-            root = info.at("corpus").at("root").get<std::string>();
-            kind = info.at("corpus").at("kind").get<std::string>();
-            chunks = info.at("counts").at("chunks").get<std::size_t>();
-            next = info.at("counts").at("next_docid").get<std::size_t>();
-        } catch (const nlohmann::json::exception& e) {
-            throw FormatError(where + ": info: " + e.what());
+    /// `options`: by default the parts (documents.bin, bm25.idx, vector.idx) are mapped
+    /// (memory follows what queries touch) and checked for size, structure and agreement
+    /// with each other, but their checksums are not computed (that reads every byte);
+    /// OpenOptions{.verify = true}, or check(), checks those too and that the source
+    /// manifest names exactly the stored chunks. A part changed in place while mapped is
+    /// undefined behaviour; ragpp never does that (docs/persistence.md).
+    [[nodiscard]] static Engine open(const std::filesystem::path& dir, std::size_t threads = 0,
+                                     OpenOptions options = default_open) {
+        // Two commits by other processes between open_generation() and the opening of the
+        // parts remove the generation found: then open the new current one.
+        for (int attempt = 0;; ++attempt) {
+            const OpenedGeneration g = open_generation(dir, options.verify);
+            try {
+                return open_parts(dir, g, threads, options);
+            } catch (const FormatError&) {
+                std::error_code ec;
+                if (attempt >= 8 || std::filesystem::exists(g.dir, ec)) throw;
+            }
         }
-        if (kind != "folder" && kind != "jsonl" && kind != "beir") throw FormatError(where + ": unknown corpus kind '" + kind + "'");
-        if (!info.contains("sources")) throw FormatError(where + ": info: field 'sources' is missing");
-        manifest = SourceManifest::from_json(info["sources"], where + " info 'sources'");
-        c.threads = threads;
+    }
 
-        // documents.jsonl: DocIds increasing, each chunk naming its source.
-        DocumentStore store;
-        std::vector<std::pair<std::string, DocId>> owner;  // (source, id) in DocId order
-        const auto docs_path = g.dir / "documents.jsonl";
-        try {
-            detail::for_each_jsonl(docs_path, [&](const nlohmann::json& j, std::size_t line) {
-                const std::string at = where + ": documents.jsonl:" + std::to_string(line);
-                if (!j.contains("docid") || !j["docid"].is_number_unsigned() || j["docid"].get<std::uint64_t>() >= 0xffffffffULL)
-                    throw FormatError(at + ": field 'docid' is missing or not a DocId");
-                if (!j.contains("source") || !j["source"].is_string()) throw FormatError(at + ": field 'source' is missing");
-                const auto id = j["docid"].get<DocId>();
-                if (id < store.capacity()) throw FormatError(at + ": docid " + std::to_string(id) + " is out of order");
-                store.insert(id, Document{detail::json_string_field(j, "id", docs_path, line, true),
-                                          detail::json_string_field(j, "text", docs_path, line, true),
-                                          metadata_from_json(j.value("metadata", nlohmann::json()), at)});
-                owner.emplace_back(j["source"].get<std::string>(), id);
-            });
-        } catch (const FormatError&) {
-            throw;
-        } catch (const Error& e) {
-            throw FormatError(where + ": documents.jsonl: " + e.what());
+    /// Checks every byte of the current generation of `dir`: each part's checksum (in the
+    /// generation's manifest), the structure and agreement of
+    /// the parts, the source manifest against the stored chunks, and that every stored
+    /// chunk decodes. Returns the engine so opened; throws what open() throws, a
+    /// FormatError naming the folder and the damaged part. `ragpp check DIR`.
+    [[nodiscard]] static Engine check(const std::filesystem::path& dir, std::size_t threads = 0) {
+        auto e = open(dir, threads, OpenOptions{.mmap = true, .verify = true});
+        const std::string where = "index folder '" + dir.string() + "': documents.bin: ";
+        const auto& store = e.documents().retriever().store();
+        for (DocId id = 0; id < store.capacity(); ++id) {
+            try {
+                (void)store.get(id);
+            } catch (const FormatError& x) {
+                throw FormatError(where + x.what());
+            }
         }
-        if (store.size() != chunks)
-            throw FormatError(where + ": documents.jsonl holds " + std::to_string(store.size()) + " chunks, the info says " +
-                              std::to_string(chunks));
-        if (next < store.capacity()) throw FormatError(where + ": next_docid is below a stored DocId");
-        if (next > store.capacity()) {  // keep ids of removed chunks unused (never reused)
-            store.insert(static_cast<DocId>(next - 1), Document{});
-            store.erase(static_cast<DocId>(next - 1));
-        }
-        auto bm25 = Bm25::load(g.dir / "bm25.idx", AnyAnalyzer(c.analyzer));
-        auto vectors = Vectors::load(g.dir / "vector.idx", make_any_embedder(c));
-        // Every part must hold the same chunks under the same DocIds.
-        auto disagree = [&](const std::string& part, std::size_t n) {
-            return FormatError(where + ": " + part + " holds " + std::to_string(n) + " documents but documents.jsonl " +
-                               std::to_string(store.size()) + " (or other DocIds): the parts do not belong together");
-        };
-        if (bm25.size() != store.size()) throw disagree("bm25.idx", bm25.size());
-        if (vectors.size() != store.size()) throw disagree("vector.idx", vectors.size());
-        for (const auto& [source, id] : owner) {
-            if (!bm25.contains(id)) throw disagree("bm25.idx", bm25.size());
-            if (!vectors.contains(id)) throw disagree("vector.idx", vectors.size());
-        }
-        Engine e(c);
-        auto& im = *e.impl_;
-        im.docs.emplace(Hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors)),
-                        collection_options(c));
-        std::map<std::string, std::vector<DocId>> by_source;
-        for (const auto& [source, id] : owner) by_source[source].push_back(id);
-        for (const auto& [source, ids] : by_source) im.docs->adopt(source, ids);
-        // The manifest names exactly the sources and chunks of documents.jsonl.
-        for (const SourceRecord* rec : manifest.records()) {
-            const auto ids = im.docs->chunks_of(rec->path);
-            bool same = ids.size() == rec->chunks.size();
-            for (std::size_t i = 0; same && i < ids.size(); ++i) same = im.docs->retriever().document(ids[i])->id == rec->chunks[i];
-            if (!same) throw FormatError(where + ": the source manifest and documents.jsonl disagree on '" + rec->path + "'");
-        }
-        if (manifest.size() != by_source.size())
-            throw FormatError(where + ": the source manifest lists " + std::to_string(manifest.size()) +
-                              " sources, documents.jsonl " + std::to_string(by_source.size()));
-        im.manifest = std::move(manifest);
-        im.root = std::move(root);
-        im.kind = std::move(kind);
-        im.generation = g.generation;
-        im.make_rerankers();
         return e;
     }
 
@@ -321,22 +278,12 @@ public:
         const auto& im = *impl_;
         const auto& r = im.docs->retriever();
         GenerationWriter w(dir);
-        std::unordered_map<DocId, const std::string*> source_of;
-        for (const auto& [source, ids] : im.docs->sources())
-            for (DocId id : ids) source_of.emplace(id, &source);
-        std::string out;
-        for (DocId id = 0; id < r.store().capacity(); ++id)
-            if (auto d = r.document(id)) {
-                out += nlohmann::json{{"docid", id}, {"source", *source_of.at(id)}, {"id", d->id}, {"text", d->text},
-                                      {"metadata", metadata_to_json(d->metadata)}}
-                           .dump();
-                out += '\n';
-            }
-        w.write("documents.jsonl", out);
+        r.store().save(w.path("documents.bin"));
+        write_sources(w.path("sources.bin"), im.docs->sources());
         r.index<0>().save(w.path("bm25.idx"));
         r.index<1>().save(w.path("vector.idx"));
         const nlohmann::json info{{"format", "ragpp-index"},
-                                  {"version", 2},
+                                  {"version", 3},
                                   {"settings", config_to_json(im.config)},
                                   {"corpus", {{"root", im.root.string()}, {"kind", im.kind}}},
                                   {"sources", im.manifest.to_json()},
@@ -540,6 +487,142 @@ public:
     }
 
 private:
+    /// Opens generation `g` of `dir` (see open()).
+    [[nodiscard]] static Engine open_parts(const std::filesystem::path& dir, const OpenedGeneration& g, std::size_t threads,
+                                           OpenOptions options) {
+        const std::string where = "index folder '" + dir.string() + "'";
+        const auto& info = g.info;
+        if (info.is_object() && info.value("format", "") == "ragpp-index" && info.value("version", 0) == 2)
+            throw FormatError(where + " was written by an older ragpp (index version 2, documents.jsonl; this build reads "
+                                      "version 3, documents.bin): rebuild it with ragpp index");
+        if (!info.is_object() || info.value("format", "") != "ragpp-index" || info.value("version", 0) != 3)
+            throw FormatError(where + " is not a version 3 ragpp index (its manifest's info says otherwise)");
+        EngineConfig c;
+        std::filesystem::path root;
+        std::string kind;
+        SourceManifest manifest;
+        std::size_t chunks = 0, next = 0;
+        try {
+            c = config_from_json(info.at("settings"));
+            root = info.at("corpus").at("root").get<std::string>();
+            kind = info.at("corpus").at("kind").get<std::string>();
+            chunks = info.at("counts").at("chunks").get<std::size_t>();
+            next = info.at("counts").at("next_docid").get<std::size_t>();
+        } catch (const nlohmann::json::exception& e) {
+            throw FormatError(where + ": info: " + e.what());
+        }
+        if (kind != "folder" && kind != "jsonl" && kind != "beir") throw FormatError(where + ": unknown corpus kind '" + kind + "'");
+        if (!info.contains("sources")) throw FormatError(where + ": info: field 'sources' is missing");
+        manifest = SourceManifest::from_json(info["sources"], where + " info 'sources'");
+        c.threads = threads;
+
+        // documents.bin: the chunks, decoded when read; sources.bin: each source's DocIds.
+        auto read_part = [&](const char* name, auto&& read) {
+            try {
+                return read(g.dir / name);
+            } catch (const FormatError& e) {
+                throw FormatError(where + ": " + e.what());
+            } catch (const IoError& e) {
+                throw FormatError(where + ": part '" + name + "' cannot be read: " + e.what());
+            }
+        };
+        // With options.verify, open_generation() has checked every part's checksum: the
+        // parts' own payload checksums would read every byte a second time.
+        const OpenOptions parts{.mmap = options.mmap, .verify = false};
+        DocumentStore store = read_part("documents.bin", [&](const std::filesystem::path& p) { return DocumentStore::open(p, parts); });
+        const auto by_source = read_part("sources.bin", [&](const std::filesystem::path& p) { return read_sources(p, parts); });
+        if (store.size() != chunks)
+            throw FormatError(where + ": documents.bin holds " + std::to_string(store.size()) + " chunks, the info says " +
+                              std::to_string(chunks));
+        if (next != store.capacity())
+            throw FormatError(where + ": documents.bin ends at DocId " + std::to_string(store.capacity()) +
+                              ", the info's next_docid is " + std::to_string(next));
+        {
+            DocSet seen(store.capacity());
+            std::size_t n = 0;
+            for (const auto& [source, ids] : by_source)
+                for (DocId id : ids) {
+                    if (!store.contains(id) || seen.test(id))
+                        throw FormatError(where + ": sources.bin lists DocId " + std::to_string(id) + " of '" + source +
+                                          "', which documents.bin does not hold or another source has");
+                    seen.set(id);
+                    ++n;
+                }
+            if (n != store.size())
+                throw FormatError(where + ": sources.bin lists " + std::to_string(n) + " chunks, documents.bin holds " +
+                                  std::to_string(store.size()));
+        }
+        auto bm25 = Bm25::load(g.dir / "bm25.idx", AnyAnalyzer(c.analyzer), parts);
+        auto vectors = Vectors::load(g.dir / "vector.idx", make_any_embedder(c), VectorIndexOptions{}, parts);
+        // Every part must hold the same chunks under the same DocIds.
+        auto disagree = [&](const std::string& part, std::size_t n) {
+            return FormatError(where + ": " + part + " holds " + std::to_string(n) + " documents but documents.bin " +
+                               std::to_string(store.size()) + " (or other DocIds): the parts do not belong together");
+        };
+        if (bm25.size() != store.size()) throw disagree("bm25.idx", bm25.size());
+        if (vectors.size() != store.size()) throw disagree("vector.idx", vectors.size());
+        for (const auto& [source, ids] : by_source)
+            for (DocId id : ids) {
+                if (!bm25.contains(id)) throw disagree("bm25.idx", bm25.size());
+                if (!vectors.contains(id)) throw disagree("vector.idx", vectors.size());
+            }
+        // The manifest names exactly the sources of sources.bin, with as many chunks (and,
+        // when verifying, the same chunk keys in the same order).
+        if (manifest.size() != by_source.size())
+            throw FormatError(where + ": the source manifest lists " + std::to_string(manifest.size()) +
+                              " sources, sources.bin " + std::to_string(by_source.size()));
+        for (const auto& [source, ids] : by_source) {
+            const SourceRecord* rec = manifest.find(source);
+            bool same = rec && rec->chunks.size() == ids.size();
+            for (std::size_t i = 0; same && options.verify && i < ids.size(); ++i) same = store.get(ids[i])->id == rec->chunks[i];
+            if (!same) throw FormatError(where + ": the source manifest and documents.bin disagree on '" + source + "'");
+        }
+        Engine e(c);
+        auto& im = *e.impl_;
+        im.docs.emplace(Hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors)),
+                        collection_options(c));
+        try {
+            for (const auto& [source, ids] : by_source) im.docs->adopt(source, ids);
+        } catch (const FormatError&) {
+            throw;
+        } catch (const Error& x) {  // a chunk the collection refuses (a NaN in its metadata)
+            throw FormatError(where + ": documents.bin: " + x.what());
+        }
+        im.manifest = std::move(manifest);
+        im.root = std::move(root);
+        im.kind = std::move(kind);
+        im.generation = g.generation;
+        im.make_rerankers();
+        return e;
+    }
+
+    // sources.bin (format "SRCCHUNK" in detail/binary_file.hpp's container): u64 source
+    // count, then per source (sorted by id): str id, u64 n, u32 DocIds[n] in document order.
+    static constexpr detail::BinaryFormat sources_format{"SRCCHUNK", 1, "chunk sources", ""};
+    static void write_sources(const std::filesystem::path& path,
+                              const std::map<std::string, std::vector<DocId>, std::less<>>& sources) {
+        detail::BinaryWriter w;
+        w.u64(sources.size());
+        for (const auto& [source, ids] : sources) {
+            w.str(source);
+            w.u64(ids.size());
+            w.array(ids.data(), ids.size());
+        }
+        w.save(path, sources_format);
+    }
+    static std::vector<std::pair<std::string, std::vector<DocId>>> read_sources(const std::filesystem::path& path,
+                                                                               OpenOptions options) {
+        const detail::FileBytes bytes(path, false);  // small: 4 bytes a chunk
+        detail::BinaryReader in(bytes.view(), sources_format, path.string(), options.verify);
+        std::vector<std::pair<std::string, std::vector<DocId>>> out(in.count("source count", 12));
+        for (auto& [source, ids] : out) {
+            source = in.str("source id");
+            in.array(ids, in.count("chunk count", sizeof(DocId)), "chunk DocIds");
+        }
+        in.expect_end();
+        return out;
+    }
+
     static RetrieverOptions retriever_options(const EngineConfig& c) { return {c.rrf_k, c.weights, c.candidates}; }
     static BM25Params bm25_params(const EngineConfig& c) {
         BM25Params p;

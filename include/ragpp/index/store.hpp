@@ -4,9 +4,24 @@
 // document alive and valid even if the document is removed afterwards, and copying a
 // result never copies text. DocIds are never reused: a removed document leaves an
 // empty slot, so an id that anything may still refer to never names another document.
+//
+// Saved and opened: save(path) writes a binary file (format "DOCSTORE", index/detail/
+// store.hpp: an offsets table, a key table sorted by key, then the documents); open(path,
+// OpenOptions) reads or maps it (OpenOptions::mmap) without decoding any document. The
+// ids of the file then live "in the file": get() decodes the document from the file's
+// bytes on each call (a new shared_ptr each time, equal contents), find() is a binary
+// search of the file's key table (O(log n) key reads, nothing built at open, no memory
+// per document but one bit). Documents inserted after the open are resident, as in a
+// store never saved; erase() of a document in the file marks it removed (one bit).
+// Opening costs one pass over the 8 bytes per id of the offsets table (checked to
+// increase within the file) and, with OpenOptions::verify, one over every byte for the
+// checksum. A file that changes underneath a mapped store: see detail/mapped_file.hpp.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,13 +31,70 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/binary_file.hpp>
+#include <ragpp/detail/mapped_file.hpp>
+#include <ragpp/index/detail/store.hpp>
 
 namespace ragpp {
 
 class DocumentStore {
 public:
+    DocumentStore() = default;
+
+    /// Opens a file written by save(): read whole or mapped (options.mmap), its checksum
+    /// checked when options.verify; no document is decoded. Throws IoError when the file
+    /// cannot be read, FormatError naming it when it is not a document store file, is of
+    /// another version, truncated or corrupted (a corrupted document not caught without
+    /// verify is a FormatError naming the file and the DocId when get() decodes it).
+    [[nodiscard]] static DocumentStore open(const std::filesystem::path& path, OpenOptions options = {}) {
+        // No MADV_RANDOM: an Engine reads every document once at open (sequentially), so
+        // the kernel's read-ahead helps; queries then touch a few pages each.
+        auto bytes = std::make_shared<const detail::FileBytes>(path, options.mmap);
+        DocumentStore s;
+        s.file_ = std::make_shared<const detail::store::File>(std::move(bytes), path.string(), options.verify);
+        s.base_ = s.file_->capacity();
+        s.in_file_ = s.file_->present();
+        s.live_ = s.file_->live();
+        return s;
+    }
+
+    /// Writes every document (those in an opened file included) to `path` (a temporary
+    /// file renamed over it: a failed save leaves any old file intact). Throws IoError.
+    void save(const std::filesystem::path& path) const {
+        std::string blob;
+        std::vector<std::uint64_t> offsets{0};
+        std::vector<DocId> keyed;
+        std::vector<std::uint64_t> key_at;  // blob offset of each keyed document
+        const std::size_t n = capacity();
+        offsets.reserve(n + 1);
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto id = static_cast<DocId>(i);
+            if (const auto d = get(id)) {
+                if (!d->id.empty()) keyed.push_back(id);
+                detail::store::encode(blob, *d);
+            }
+            offsets.push_back(blob.size());
+        }
+        auto key = [&](DocId id) {
+            const char* p = blob.data() + offsets[id];
+            std::uint32_t len;
+            std::memcpy(&len, p, 4);
+            return std::string_view(p + 4, len);
+        };
+        std::sort(keyed.begin(), keyed.end(), [&](DocId a, DocId b) { return key(a) < key(b); });
+        detail::BinaryWriter w;
+        w.u64(n);
+        w.u64(live_);
+        w.array(offsets.data(), offsets.size());
+        w.u64(keyed.size());
+        w.array(keyed.data(), keyed.size());
+        w.u64(blob.size());
+        w.bytes(blob.data(), blob.size());
+        w.save(path, detail::store::format);
+    }
+
     /// The id the next `insert(Document)` will assign.
-    [[nodiscard]] DocId next_id() const noexcept { return static_cast<DocId>(slots_.size()); }
+    [[nodiscard]] DocId next_id() const noexcept { return static_cast<DocId>(capacity()); }
 
     /// Stores `doc` under `id`. Throws DuplicateError when the id is taken or was
     /// used before, or when another document has the same key; nothing changes then.
@@ -36,10 +108,11 @@ public:
     std::shared_ptr<const Document> insert(DocId id, std::shared_ptr<const Document> ptr) {
         if (!ptr) throw InvalidArgument("DocumentStore::insert: null document for DocId " + std::to_string(id));
         check_insert(id, *ptr);
-        slots_.reserve(std::size_t{id} + 1);  // may throw before anything changed
+        const std::size_t slot = std::size_t{id} - base_;
+        slots_.reserve(slot + 1);  // may throw before anything changed
         if (!ptr->id.empty()) by_key_.emplace(ptr->id, id);
-        slots_.resize(std::size_t{id} + 1);
-        slots_[id] = ptr;
+        slots_.resize(slot + 1);
+        slots_[slot] = ptr;
         ++live_;
         return ptr;
     }
@@ -47,8 +120,13 @@ public:
     /// Removes the document `id`; throws NotFoundError when it is not there.
     void erase(DocId id) {
         if (!contains(id)) throw NotFoundError("no document with DocId " + std::to_string(id));
-        if (!slots_[id]->id.empty()) by_key_.erase(slots_[id]->id);
-        slots_[id].reset();
+        if (id < base_) {
+            in_file_.reset(id);  // its key stays in the file's table; find() skips it
+        } else {
+            auto& slot = slots_[id - base_];
+            if (!slot->id.empty()) by_key_.erase(slot->id);
+            slot.reset();
+        }
         --live_;
     }
 
@@ -56,42 +134,56 @@ public:
     /// id handed out it becomes free again, so a failed add leaves the store as it was.
     void undo_insert(DocId id) {
         erase(id);
-        if (std::size_t{id} + 1 == slots_.size()) slots_.pop_back();
+        if (id >= base_ && std::size_t{id} + 1 == capacity()) slots_.pop_back();
     }
 
-    [[nodiscard]] bool contains(DocId id) const noexcept { return id < slots_.size() && slots_[id] != nullptr; }
-    /// The document `id`, or null when there is none.
-    [[nodiscard]] std::shared_ptr<const Document> get(DocId id) const noexcept {
-        return id < slots_.size() ? slots_[id] : nullptr;
+    [[nodiscard]] bool contains(DocId id) const noexcept {
+        return id < base_ ? in_file_.test(id) : id - base_ < slots_.size() && slots_[id - base_] != nullptr;
+    }
+    /// The document `id`, or null when there is none. A document in an opened file is
+    /// decoded (allocates; FormatError naming the file when its bytes are corrupted).
+    [[nodiscard]] std::shared_ptr<const Document> get(DocId id) const {
+        if (id < base_) return in_file_.test(id) ? std::make_shared<const Document>(file_->decode(id)) : nullptr;
+        return id - base_ < slots_.size() ? slots_[id - base_] : nullptr;
     }
     /// The DocId of key `key`, if present.
     [[nodiscard]] std::optional<DocId> find(std::string_view key) const {
-        auto it = by_key_.find(std::string(key));
-        if (it == by_key_.end()) return std::nullopt;
-        return it->second;
+        if (!by_key_.empty()) {
+            auto it = by_key_.find(std::string(key));
+            if (it != by_key_.end()) return it->second;
+        }
+        if (file_)
+            if (auto id = file_->find(key); id && in_file_.test(*id)) return id;
+        return std::nullopt;
     }
     /// Live documents.
     [[nodiscard]] std::size_t size() const noexcept { return live_; }
     /// One past the largest id ever assigned.
-    [[nodiscard]] std::size_t capacity() const noexcept { return slots_.size(); }
+    [[nodiscard]] std::size_t capacity() const noexcept { return base_ + slots_.size(); }
     /// The set of live ids.
     [[nodiscard]] DocSet live() const {
-        DocSet s(slots_.size());
+        DocSet s = in_file_;
+        s.resize(capacity());
         for (std::size_t i = 0; i < slots_.size(); ++i)
-            if (slots_[i]) s.set(static_cast<DocId>(i));
+            if (slots_[i]) s.set(static_cast<DocId>(base_ + i));
         return s;
     }
+    /// Whether documents are read from an opened file (and that file is mapped).
+    [[nodiscard]] bool from_file() const noexcept { return file_ != nullptr; }
 
 private:
     void check_insert(DocId id, const Document& doc) const {
-        if (id < slots_.size())
+        if (id < capacity())
             throw DuplicateError("DocId " + std::to_string(id) + " is already used (ids are never reused)");
-        if (!doc.id.empty() && by_key_.count(doc.id) != 0)
+        if (!doc.id.empty() && find(doc.id))
             throw DuplicateError("document id '" + doc.id + "' is already in the store");
     }
 
-    std::vector<std::shared_ptr<const Document>> slots_;
-    std::unordered_map<std::string, DocId> by_key_;
+    std::shared_ptr<const detail::store::File> file_;  // null: every document is resident
+    std::size_t base_ = 0;                             // ids below are the file's
+    DocSet in_file_;                                   // the file's ids not erased
+    std::vector<std::shared_ptr<const Document>> slots_;  // ids base_, base_ + 1, ...
+    std::unordered_map<std::string, DocId> by_key_;       // keys of the resident documents
     std::size_t live_ = 0;
 };
 

@@ -23,9 +23,10 @@
 // the one that was current before it, leftover partial folders and pointer tmp files.
 // The previous generation is kept until the next commit, so a reader that opened it
 // just before the switch can still read its parts; open_generation() retries when a
-// commit removes the generation it was checking. A reader that keeps reading part files
-// after opening must finish before the second next commit (or copy what it needs, as
-// ragpp's loaders do: they read each part whole).
+// commit removes the generation it was checking. A reader that keeps opening part files
+// by name after opening must finish before the second next commit; one that read them
+// whole or mapped them keeps its bytes (an unlinked file stays readable through an open
+// mapping on POSIX systems: docs/persistence.md).
 //
 // One writer at a time: a GenerationWriter holds an exclusive flock on "LOCK" in `dir`
 // from its construction to its destruction (released by the kernel if the process

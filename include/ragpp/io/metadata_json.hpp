@@ -1,5 +1,5 @@
-// ragpp: the Metadata <-> JSON codec of saved indexes (documents.jsonl) and of JSONL
-// corpora. A string is a JSON string, a number a JSON number, a list of strings a JSON
+// ragpp: the Metadata <-> JSON codec of JSONL corpora (and of index folders before
+// version 3). A string is a JSON string, a number a JSON number, a list of strings a JSON
 // array, and a date an object {"date": "YYYY-MM-DD"}, so that it reads back as a date
 // and not as a string. Reading also accepts booleans (stored as "true" / "false") and
 // null (the field is absent).

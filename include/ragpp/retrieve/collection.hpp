@@ -109,19 +109,31 @@ public:
         check_id(Document{source_id, {}, {}}, "adopt");
         if (sources_.count(source_id) != 0)
             throw DuplicateError("Collection::adopt: source '" + source_id + "' is already present");
-        std::vector<std::shared_ptr<const Document>> docs;
-        for (DocId id : ids) {
-            if (places_.count(id) != 0 || std::count(ids.begin(), ids.end(), id) > 1)
-                throw DuplicateError("Collection::adopt: chunk " + std::to_string(id) + " of '" + source_id +
-                                     "' is already registered");
-            auto d = retriever_.document(id);
-            if (!d) throw NotFoundError("Collection::adopt: the retriever holds no chunk " + std::to_string(id));
-            MetadataIndex::validate(d->metadata, "chunk '" + d->id + "'");
-            docs.push_back(std::move(d));
-        }
-        for (std::size_t i = 0; i < ids.size(); ++i) {
-            metadata_.add_document(ids[i], docs[i]->metadata);
-            places_.emplace(ids[i], ChunkPlace{source_id, section_field(*docs[i]), i});
+        // One pass, each chunk read once and not kept (a source may have a million chunks,
+        // read from a mapped store); on a failure the chunks registered so far are undone.
+        std::size_t done = 0;
+        bool placed = false;
+        try {
+            for (; done < ids.size(); ++done) {
+                const DocId id = ids[done];
+                placed = false;
+                if (places_.count(id) != 0)
+                    throw DuplicateError("Collection::adopt: chunk " + std::to_string(id) + " of '" + source_id +
+                                         "' is already registered");
+                const auto d = retriever_.document(id);
+                if (!d) throw NotFoundError("Collection::adopt: the retriever holds no chunk " + std::to_string(id));
+                MetadataIndex::validate(d->metadata, "chunk '" + d->id + "'");
+                places_.emplace(id, ChunkPlace{source_id, section_field(*d), done});
+                placed = true;
+                metadata_.add_document(id, d->metadata);
+            }
+        } catch (...) {
+            if (placed) places_.erase(ids[done]);
+            for (std::size_t i = 0; i < done; ++i) {
+                metadata_.remove_document(ids[i]);
+                places_.erase(ids[i]);
+            }
+            throw;
         }
         sources_.emplace(source_id, ids);
     }

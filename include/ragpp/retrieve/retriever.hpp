@@ -242,7 +242,7 @@ public:
     [[nodiscard]] std::size_t size() const noexcept { return store_.size(); }
     [[nodiscard]] const DocumentStore& store() const noexcept { return store_; }
     /// The stored document `id`, or null.
-    [[nodiscard]] std::shared_ptr<const Document> document(DocId id) const noexcept { return store_.get(id); }
+    [[nodiscard]] std::shared_ptr<const Document> document(DocId id) const { return store_.get(id); }
 
     /// The I-th index. Changing it directly bypasses the all-or-nothing guarantees.
     template <std::size_t I>

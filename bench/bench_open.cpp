@@ -1,0 +1,222 @@
+// bench_open: how long Engine::open takes on a large index folder, and what memory it
+// and the first queries cost, for the three ways of opening it side by side:
+//   read-verify  OpenOptions{.mmap = false, .verify = true}   every part read and checksummed
+//   read         OpenOptions{.mmap = false, .verify = false}  read, sizes and structure checked
+//   mmap         OpenOptions{.mmap = true,  .verify = false}  Engine::open's default
+// each with a cold page cache (the generation's files evicted with
+// posix_fadvise(POSIX_FADV_DONTNEED), which drops only their clean pages) and a warm one.
+// Every run is a child process, so its RSS is its own. One JSON line per run: open wall
+// and CPU seconds, RSS (anonymous and file-backed) after open and after the queries,
+// the first query's and the median query's wall time; then one line splitting a warm
+// mmap open into its steps (generation.json with the source manifest, documents.bin,
+// bm25.idx, vector.idx, decoding every chunk once as Collection::adopt does, the whole).
+//
+//   bench_open --make-corpus corpus.jsonl [--docs 1000000] [--seed 7]
+//   ragpp index corpus.jsonl --out idx
+//   bench_open --index idx [--queries 100] [--only breakdown]
+//
+// The corpus: --docs documents of 40 to 80 words (mean 60) drawn from 200,000 words
+// "w<rank>" with P(rank r) ~ 1/r^1.07 (fixed seed), with a "type" metadata field. Queries:
+// 2 to 4 words of ranks 100 to 20,000, hybrid mode, k = 10, sources checked (as
+// `ragpp search` does).
+#include <ragpp/engine/engine.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
+    for (int i = 1; i + 1 < argc; ++i)
+        if (argv[i] == "--" + name) return argv[i + 1];
+    return fallback;
+}
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double cpu_seconds() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+/// RssAnon and RssFile of this process, in MB.
+std::pair<double, double> rss_mb() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    double anon = 0, file = 0;
+    while (std::getline(in, line)) {
+        if (line.rfind("RssAnon:", 0) == 0) anon = std::atof(line.c_str() + 8) / 1024.0;
+        if (line.rfind("RssFile:", 0) == 0) file = std::atof(line.c_str() + 8) / 1024.0;
+    }
+    return {anon, file};
+}
+
+void evict(const std::filesystem::path& dir) {
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+        const int fd = ::open(e.path().c_str(), O_RDONLY);
+        if (fd < 0) continue;
+        ::fdatasync(fd);
+        (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        ::close(fd);
+    }
+}
+
+int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed) {
+    constexpr std::size_t vocab = 200'000;
+    std::vector<double> cdf(vocab);
+    double total = 0;
+    for (std::size_t r = 0; r < vocab; ++r) cdf[r] = total += 1.0 / std::pow(static_cast<double>(r + 1), 1.07);
+    for (auto& c : cdf) c /= total;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::uniform_int_distribution<int> length(40, 80);
+    const char* types[] = {"guide", "ticket", "wiki", "code"};
+    std::ofstream out(file, std::ios::binary);
+    std::string line;
+    for (std::size_t d = 0; d < docs; ++d) {
+        line = "{\"id\":\"d" + std::to_string(d) + "\",\"text\":\"";
+        const int n = length(rng);
+        for (int i = 0; i < n; ++i) {
+            const auto r = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), unit(rng)) - cdf.begin());
+            line += (i ? " w" : "w") + std::to_string(std::min(r, vocab - 1));
+        }
+        line += std::string("\",\"metadata\":{\"type\":\"") + types[d % 4] + "\"}}\n";
+        out << line;
+    }
+    if (!out) throw ragpp::IoError("cannot write '" + file + "'");
+    std::printf("{\"corpus\":\"%s\",\"docs\":%zu}\n", file.c_str(), docs);
+    return 0;
+}
+
+void run(const std::filesystem::path& dir, const char* mode, ragpp::OpenOptions options, bool cold, std::size_t queries) {
+    const auto g = ragpp::open_generation(dir, false);
+    if (cold) evict(g.dir);
+    const auto [anon0, file0] = rss_mb();
+    const double c0 = cpu_seconds();
+    const auto t0 = Clock::now();
+    const auto e = ragpp::Engine::open(dir, 1, options);
+    const double open_s = seconds_since(t0), open_cpu = cpu_seconds() - c0;
+    const auto [anon1, file1] = rss_mb();
+    std::mt19937 rng(3);
+    std::uniform_int_distribution<int> rank(100, 20'000), words(2, 4);
+    std::vector<double> times;
+    for (std::size_t q = 0; q < queries; ++q) {
+        std::string query;
+        for (int i = words(rng); i > 0; --i) query += "w" + std::to_string(rank(rng)) + " ";
+        ragpp::EngineQuery eq;
+        eq.k = 10;
+        eq.mode = ragpp::SearchMode::hybrid;
+        const auto tq = Clock::now();
+        const auto r = e.search(query, eq);
+        times.push_back(seconds_since(tq));
+        if (r.results.empty()) std::fprintf(stderr, "no result for '%s'\n", query.c_str());
+    }
+    const auto [anon2, file2] = rss_mb();
+    const double first = times.empty() ? 0 : times.front();
+    std::sort(times.begin(), times.end());
+    std::printf("{\"mode\":\"%s\",\"cache\":\"%s\",\"chunks\":%zu,\"open_s\":%.4f,\"open_cpu_s\":%.4f,"
+                "\"rss_open_anon_mb\":%.1f,\"rss_open_file_mb\":%.1f,\"queries\":%zu,\"first_query_s\":%.4f,"
+                "\"median_query_s\":%.4f,\"rss_queries_anon_mb\":%.1f,\"rss_queries_file_mb\":%.1f,"
+                "\"rss_before_open_mb\":%.1f}\n",
+                mode, cold ? "cold" : "warm", e.size(), open_s, open_cpu, anon1, file1, times.size(), first,
+                times.empty() ? 0 : times[times.size() / 2], anon2, file2, anon0 + file0);
+    std::fflush(stdout);
+}
+
+void breakdown(const std::filesystem::path& dir) {
+    auto t = Clock::now();
+    const auto g = ragpp::open_generation(dir, false);
+    const double generation_s = seconds_since(t);
+    t = Clock::now();
+    const auto manifest = ragpp::SourceManifest::from_json(g.info.at("sources"), "bench");
+    const double manifest_s = seconds_since(t);
+    t = Clock::now();
+    const auto store = ragpp::DocumentStore::open(g.dir / "documents.bin", ragpp::Engine::default_open);
+    const double store_s = seconds_since(t);
+    const auto config = ragpp::Engine::config_from_json(g.info.at("settings"));
+    t = Clock::now();
+    const auto bm25 = ragpp::Engine::Bm25::load(g.dir / "bm25.idx", ragpp::AnyAnalyzer(config.analyzer), ragpp::Engine::default_open);
+    const double bm25_s = seconds_since(t);
+    t = Clock::now();
+    const auto vectors = ragpp::Engine::Vectors::load(g.dir / "vector.idx", ragpp::make_any_embedder(config), {},
+                                                      ragpp::Engine::default_open);
+    const double vectors_s = seconds_since(t);
+    t = Clock::now();
+    std::size_t decoded = 0;
+    for (ragpp::DocId id = 0; id < store.capacity(); ++id) decoded += store.get(id) != nullptr;
+    const double decode_s = seconds_since(t);
+    t = Clock::now();
+    const auto e = ragpp::Engine::open(dir, 1);
+    const double engine_s = seconds_since(t);
+    std::printf("{\"breakdown\":\"mmap warm\",\"generation_json_bytes\":%llu,\"open_generation_s\":%.4f,"
+                "\"manifest_from_json_s\":%.4f,\"documents_bin_open_s\":%.4f,\"bm25_load_s\":%.4f,\"vector_load_s\":%.4f,"
+                "\"decode_every_chunk_s\":%.4f,\"engine_open_s\":%.4f,\"chunks\":%zu,\"sources\":%zu}\n",
+                static_cast<unsigned long long>(std::filesystem::file_size(g.dir / "generation.json")), generation_s,
+                manifest_s, store_s, bm25_s, vectors_s, decode_s, engine_s, decoded,
+                manifest.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    if (const auto file = arg(argc, argv, "make-corpus", ""); !file.empty())
+        return make_corpus(file, std::stoul(arg(argc, argv, "docs", "1000000")), std::stoull(arg(argc, argv, "seed", "7")));
+    const std::string dir = arg(argc, argv, "index", "");
+    if (dir.empty()) {
+        std::fprintf(stderr, "usage: bench_open --make-corpus FILE [--docs N] | --index DIR [--queries N]\n");
+        return 2;
+    }
+    const std::size_t queries = std::stoul(arg(argc, argv, "queries", "100"));
+    if (arg(argc, argv, "only", "") == "breakdown") {  // --only breakdown: the last line alone
+        breakdown(dir);
+        return 0;
+    }
+    struct Mode {
+        const char* name;
+        ragpp::OpenOptions options;
+    };
+    const Mode modes[] = {{"read-verify", {.mmap = false, .verify = true}},
+                          {"read", {.mmap = false, .verify = false}},
+                          {"mmap", {.mmap = true, .verify = false}}};
+    std::printf("{\"note\":\"2 cores shared with other jobs: wall times are noisy, CPU times beside them\"}\n");
+    std::fflush(stdout);
+    for (const bool cold : {true, false})
+        for (const auto& m : modes) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                try {
+                    run(dir, m.name, m.options, cold, queries);
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "bench_open: %s\n", e.what());
+                    std::_Exit(1);
+                }
+                std::_Exit(0);
+            }
+            int status = 0;
+            ::waitpid(pid, &status, 0);
+            if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+        }
+    breakdown(dir);
+    return 0;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_open: %s\n", e.what());
+    return 1;
+}
