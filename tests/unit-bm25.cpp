@@ -951,3 +951,55 @@ TEST_CASE("BM25 idf(term) is the variant's idf, as search weighs the term", "[bm
     CHECK(raw_a < 0.0);
     CHECK(index.idf("a") == Approx(0.25 * (raw_a + 3 * raw_rare) / 4));
 }
+
+TEST_CASE("BM25 removal given the document equals removal by id (and falls back when the document is not the one indexed)",
+          "[bm25][remove]") {
+    // Oracle: remove_document(id), which reads every list. The fast path reads only the
+    // lists of the document's terms; given a wrong document it must fall back, never
+    // leave a posting behind or remove another document's.
+    std::mt19937 rng(GENERATE(1u, 2u, 3u));
+    std::uniform_int_distribution<int> word(0, 60), len(1, 40);
+    std::vector<Document> docs;
+    for (int d = 0; d < 700; ++d) {  // > 5 blocks of 128 for the frequent words
+        std::string text;
+        for (int i = 0, n = len(rng); i < n; ++i) text += "w" + std::to_string(word(rng) * word(rng) / 60) + " ";
+        docs.push_back(Document{"d" + std::to_string(d), text, {}});
+    }
+    Index slow, fast;
+    for (DocId d = 0; d < docs.size(); ++d) {
+        slow.add_document(d, docs[d]);
+        fast.add_document(d, docs[d]);
+    }
+    if (rng() % 2 == 0) {
+        slow.shrink_to_fit();
+        fast.shrink_to_fit();
+    }
+    std::vector<DocId> order(docs.size());
+    for (DocId d = 0; d < order.size(); ++d) order[d] = d;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < order.size() / 2; ++i) {
+        const DocId id = order[i];
+        slow.remove_document(id);
+        if (i % 5 == 0) {  // not the indexed document: a shorter, a different, or an empty one
+            const Document other{"x", i % 3 == 0 ? "" : docs[order[i + 1]].text, {}};
+            fast.remove_document(id, other);
+            ++wrong;
+        } else {
+            fast.remove_document(id, docs[id]);
+        }
+        CHECK_THROWS_AS(fast.remove_document(id, docs[id]), ragpp::NotFoundError);
+    }
+    CHECK(wrong > 0);
+    CHECK(fast.size() == slow.size());
+    CHECK(fast.posting_count() == slow.posting_count());
+    for (int w = 0; w <= 60; ++w) {
+        const std::string q = "w" + std::to_string(w);
+        const std::vector<std::string> qt{q};
+        CHECK(fast.search_terms(qt, 1000, {}, BM25Strategy::exhaustive) ==
+              slow.search_terms(qt, 1000, {}, BM25Strategy::exhaustive));
+        for (DocId d = 0; d < docs.size(); d += 37) CHECK(fast.term_frequency(q, d) == slow.term_frequency(q, d));
+    }
+    const auto a = fast.search("w1 w2 w5 w9 w30", 50), b = slow.search("w1 w2 w5 w9 w30", 50);
+    CHECK(a == b);
+}

@@ -182,7 +182,19 @@ public:
     void remove_document(DocId id) {
         if (!store_.contains(id)) throw NotFoundError("Retriever::remove_document: no document with DocId " +
                                                       std::to_string(id));
-        std::apply([&](auto&... idx) { (idx.remove_document(id), ...); }, indexes_);
+        // An index that can remove a document faster knowing its content (BM25Index reads
+        // only the lists of its terms) is given the stored document.
+        const auto doc = store_.get(id);
+        std::apply(
+            [&](auto&... idx) {
+                (
+                    [&](auto& index) {
+                        if constexpr (requires { index.remove_document(id, *doc); }) index.remove_document(id, *doc);
+                        else index.remove_document(id);
+                    }(idx),
+                    ...);
+            },
+            indexes_);
         store_.erase(id);
     }
     /// Removes the document whose key (Document::id) is `key`.
