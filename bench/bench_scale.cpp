@@ -47,14 +47,6 @@ std::size_t peak_rss() {
     return static_cast<std::size_t>(u.ru_maxrss) * 1024;
 }
 
-/// Current resident set, in bytes (/proc/self/statm).
-std::size_t current_rss() {
-    std::ifstream in("/proc/self/statm");
-    std::size_t pages = 0, resident = 0;
-    in >> pages >> resident;
-    return resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-}
-
 /// splitmix64: a fast seeded generator for the vectors' noise.
 struct SplitMix {
     std::uint64_t s;
@@ -131,23 +123,10 @@ int main(int argc, char** argv) try {
     };
 
     // --- the vocabulary and its Zipf law (as bench_bm25_synthetic) --------------------
-    std::vector<std::string> vocab(nvocab);
-    std::vector<double> cdf(nvocab);
-    double total = 0;
-    for (std::size_t r = 0; r < nvocab; ++r) {
-        vocab[r] = "w" + std::to_string(r);
-        total += 1.0 / std::pow(static_cast<double>(r + 1), exponent);
-        cdf[r] = total;
-    }
-    for (auto& c : cdf) c /= total;
+    const bench::ZipfVocabulary zipf(nvocab, exponent);
+    const auto& vocab = zipf.words;
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
-    auto draw = [&](std::size_t from_rank) {
-        const double lo = from_rank == 0 ? 0.0 : cdf[from_rank - 1];
-        const double u = lo + (1.0 - lo) * unit(rng);
-        const auto r = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
-        return std::min(r, nvocab - 1);
-    };
+    auto draw = [&](std::size_t from_rank) { return zipf.draw(rng, from_rank); };
 
     // --- BM25 --------------------------------------------------------------------------
     using Bm25 = ragpp::BM25Index<ragpp::WhitespaceAnalyzer>;
@@ -247,13 +226,13 @@ int main(int argc, char** argv) try {
         vectors.save(out / "vector.idx");
         const double save_s = bench::now_s() - t0;
         const auto bytes = std::filesystem::file_size(out / "bm25.idx") + std::filesystem::file_size(out / "vector.idx");
-        const std::size_t rss0 = current_rss();
+        const std::size_t rss0 = bench::rss_bytes();
         const double o0 = bench::now_s();
         auto bm25_m = Bm25::load(out / "bm25.idx", {}, ragpp::OpenOptions{.mmap = true, .verify = false});
         auto vectors_m = Vectors::load(out / "vector.idx", ragpp::HashingEmbedder(ho), vo,
                                        ragpp::OpenOptions{.mmap = true, .verify = false});
         const double open_s = bench::now_s() - o0;
-        const std::size_t rss1 = current_rss();
+        const std::size_t rss1 = bench::rss_bytes();
         std::size_t same = 0;
         const std::size_t check = std::min<std::size_t>(20, nvec_queries);
         for (std::size_t q = 0; q < check; ++q) {

@@ -8,12 +8,17 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <random>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace bench {
 
@@ -60,6 +65,40 @@ inline long option(int argc, char** argv, const std::string& name, long fallback
     for (int i = 1; i + 1 < argc; ++i)
         if (argv[i] == "--" + name) return std::stol(argv[i + 1]);
     return fallback;
+}
+
+/// A Zipfian vocabulary: words "w0", "w1", ... with P(rank r) proportional to
+/// 1 / (r + 1)^exponent; draw(rng, from_rank) samples a rank >= from_rank (from_rank > 0
+/// leaves out the most frequent words, an analyzer's stop words).
+struct ZipfVocabulary {
+    std::vector<std::string> words;
+    std::vector<double> cdf;
+
+    ZipfVocabulary(std::size_t n, double exponent) : words(n), cdf(n) {
+        double total = 0;
+        for (std::size_t r = 0; r < n; ++r) {
+            words[r] = "w" + std::to_string(r);
+            total += 1.0 / std::pow(static_cast<double>(r + 1), exponent);
+            cdf[r] = total;
+        }
+        for (auto& c : cdf) c /= total;
+    }
+    template <class Rng>
+    std::size_t draw(Rng& rng, std::size_t from_rank = 0) const {
+        std::uniform_real_distribution<double> unit(0.0, 1.0);
+        const double lo = from_rank == 0 ? 0.0 : cdf[from_rank - 1];
+        const double u = lo + (1.0 - lo) * unit(rng);
+        const auto r = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+        return std::min(r, words.size() - 1);
+    }
+};
+
+/// The resident set size of this process, in bytes (/proc/self/statm).
+inline std::size_t rss_bytes() {
+    std::ifstream in("/proc/self/statm");
+    std::size_t pages = 0, resident = 0;
+    in >> pages >> resident;
+    return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
 }
 
 /// A document as the BEIR loaders give it to an index: "title\ntext".

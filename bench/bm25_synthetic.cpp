@@ -26,18 +26,6 @@
 #include <random>
 #include <unistd.h>
 
-namespace {
-
-/// The resident set size of this process, in bytes (/proc/self/statm).
-std::size_t rss_bytes() {
-    std::ifstream in("/proc/self/statm");
-    std::size_t pages = 0, resident = 0;
-    in >> pages >> resident;
-    return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-}
-
-}  // namespace
-
 int main(int argc, char** argv) try {
     const auto ndocs = static_cast<std::size_t>(bench::option(argc, argv, "docs", 1'000'000));
     const auto nvocab = static_cast<std::size_t>(bench::option(argc, argv, "vocab", 500'000));
@@ -46,23 +34,10 @@ int main(int argc, char** argv) try {
     constexpr double exponent = 1.07;
     constexpr std::size_t stop_ranks = 100;
 
-    std::vector<std::string> vocab(nvocab);
-    std::vector<double> cdf(nvocab);
-    double total = 0;
-    for (std::size_t r = 0; r < nvocab; ++r) {
-        vocab[r] = "w" + std::to_string(r);
-        total += 1.0 / std::pow(static_cast<double>(r + 1), exponent);
-        cdf[r] = total;
-    }
-    for (auto& c : cdf) c /= total;
+    const bench::ZipfVocabulary zipf(nvocab, exponent);
+    const auto& vocab = zipf.words;
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
-    auto draw = [&](std::size_t from_rank) {
-        const double lo = from_rank == 0 ? 0.0 : cdf[from_rank - 1];
-        const double u = lo + (1.0 - lo) * unit(rng);
-        const auto r = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
-        return std::min(r, nvocab - 1);
-    };
+    auto draw = [&](std::size_t from_rank) { return zipf.draw(rng, from_rank); };
 
     // Builds `index` from the documents of the seed (the generator restarts each time,
     // so every build sees the same documents); returns {wall s, CPU s}.
@@ -170,11 +145,11 @@ int main(int argc, char** argv) try {
     index.save(path);
     save_s = bench::now_s() - save_s;
     for (const auto& [mmap, verify] : {std::pair{false, true}, std::pair{true, false}}) {
-        const std::size_t rss0 = rss_bytes();
+        const std::size_t rss0 = bench::rss_bytes();
         const double t0 = bench::now_s(), c0 = bench::cpu_now_s();
         const Index opened = Index::load(path, {}, {mmap, verify});
         const double open_s = bench::now_s() - t0, open_cpu_s = bench::cpu_now_s() - c0;
-        const std::size_t rss1 = rss_bytes();
+        const std::size_t rss1 = bench::rss_bytes();
         std::size_t mismatches = 0;
         for (std::size_t q = 0; q < std::min<std::size_t>(100, queries.size()); ++q)
             mismatches += opened.search_terms(queries[q], 10) != exhaustive[q];

@@ -44,6 +44,18 @@ namespace ragpp::detail {
 
 static_assert(std::endian::native == std::endian::little, "ragpp's binary files assume a little-endian host");
 
+/// Renames the finished temporary file `tmp` over `path` (atomic on POSIX); on failure
+/// removes `tmp` and throws IoError naming both.
+inline void rename_over(const std::filesystem::path& tmp, const std::filesystem::path& path) {
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::error_code ignored;
+        std::filesystem::remove(tmp, ignored);
+        throw IoError("cannot rename '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+    }
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename,
 /// so a crash mid-save leaves any previous file intact. Throws IoError.
 inline void write_file_atomically(const std::filesystem::path& path, std::string_view bytes) {
@@ -61,13 +73,7 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
             throw IoError("cannot write '" + tmp.string() + "' (disk full?)");
         }
     }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::error_code ignored;
-        std::filesystem::remove(tmp, ignored);
-        throw IoError("cannot rename '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
-    }
+    rename_over(tmp, path);
 }
 
 /// One kind of index file.

@@ -51,6 +51,7 @@
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/index/detail/hnsw_graph.hpp>
+#include <ragpp/index/detail/vector_checks.hpp>
 #include <ragpp/index/vector.hpp>
 
 namespace ragpp {
@@ -182,15 +183,9 @@ public:
     }
     /// Stores many precomputed embeddings (row i under ids[i]); all or nothing.
     void add_vectors(std::span<const DocId> ids, const Eigen::Ref<const RowMatrixXf>& vectors) {
-        if (static_cast<std::size_t>(vectors.rows()) != ids.size())
-            throw DimensionError("VectorIndex<Hnsw>::add_vectors: " + std::to_string(ids.size()) + " ids for " +
-                                 std::to_string(vectors.rows()) + " vectors");
-        if (static_cast<std::size_t>(vectors.cols()) != dim_)
-            throw DimensionError("VectorIndex<Hnsw>::add_vectors: vectors have " + std::to_string(vectors.cols()) +
-                                 " dimensions, the index has " + std::to_string(dim_));
-        std::unordered_map<DocId, int> seen;
-        for (DocId id : ids)
-            if (contains(id) || !seen.emplace(id, 0).second) throw duplicate(id);
+        detail::check_vector_batch("VectorIndex<Hnsw>::add_vectors", ids, static_cast<std::size_t>(vectors.rows()),
+                                   static_cast<std::size_t>(vectors.cols()), dim_,
+                                   [this](DocId id) { return contains(id); }, &duplicate);
         for (Eigen::Index i = 0; i < vectors.rows(); ++i)
             for (Eigen::Index j = 0; j < vectors.cols(); ++j)
                 if (!std::isfinite(vectors(i, j)))

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/binary_file.hpp>
 
 namespace ragpp::detail {
 
@@ -152,13 +153,7 @@ public:
                 throw;
             }
         }
-        std::error_code ec;
-        std::filesystem::rename(tmp, path, ec);
-        if (ec) {
-            std::error_code ignored;
-            std::filesystem::remove(tmp, ignored);
-            throw IoError("cannot rename '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
-        }
+        rename_over(tmp, path);
     }
 
 private:
