@@ -325,6 +325,45 @@ TEST_CASE("VectorIndex: quantized memory is 1/2 (float16) and about 1/4 (int8) o
     CHECK(bytes[2] * 3 < bytes[0]);
 }
 
+TEST_CASE("VectorIndex: a build by many batches grows its arrays geometrically and a single batch exactly", "[vector]") {
+    // Oracle: the capacity schedule. memory_bytes() moves only when an array or the id map
+    // reallocates; 200 batches of 10 rows must reallocate O(log) times (an exact reserve per
+    // batch reallocates at every one: 200 moves, and a quadratic copy of the rows).
+    const std::size_t batches = 200, per = 10, dim = 32;
+    const auto quant = GENERATE(Quantization::none, Quantization::int8, Quantization::float16);
+    const RowMatrixXf x = random_rows(batches * per, dim, 31);
+    Index idx(ParsedEmbedder{dim}, opts(Metric::cosine, quant));
+    // memory_bytes() less its per-entry estimate of the id map's nodes (which grows with
+    // every row): what is left moves only when an array or the bucket table reallocates.
+    auto reserved = [](const Index& i) { return i.memory_bytes() - i.size() * (sizeof(void*) + 2 * sizeof(std::uint64_t)); };
+    std::size_t moves = 0, last = reserved(idx);
+    for (std::size_t b = 0; b < batches; ++b) {
+        std::vector<DocId> ids(per);
+        for (std::size_t i = 0; i < per; ++i) ids[i] = static_cast<DocId>(b * per + i);
+        idx.add_vectors(ids, x.middleRows(static_cast<Eigen::Index>(b * per), static_cast<Eigen::Index>(per)));
+        const std::size_t now = reserved(idx);
+        if (now != last) ++moves;
+        last = now;
+    }
+    INFO("the reserved bytes changed " << moves << " times over " << batches << " batches");
+    CHECK(moves <= 40);
+    CHECK(idx.size() == batches * per);
+    // Growth costs at most about half again the rows' bytes.
+    const std::size_t row_bytes = quant == Quantization::none ? dim * 4 : quant == Quantization::int8 ? dim : dim * 2;
+    CHECK(idx.memory_bytes() < batches * per * (row_bytes * 2 + 100));
+    // One batch into an empty index reserves exactly: no more than a per-row overhead.
+    Index once(ParsedEmbedder{dim}, opts(Metric::cosine, quant));
+    std::vector<DocId> all(batches * per);
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<DocId>(i);
+    once.add_vectors(all, x);
+    CHECK(once.memory_bytes() < all.size() * (row_bytes + 100));
+    // Same search results either way (the oracle for correctness of the grown arrays).
+    const Eigen::VectorXf q = x.row(7).transpose();
+    const auto a = idx.search_vector(q, 10), c = once.search_vector(q, 10);
+    REQUIRE(a.size() == c.size());
+    for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].id == c[i].id);
+}
+
 TEST_CASE("VectorIndex: exact re-scoring from float32 rows on disk gives float32 scores", "[vector][persistence]") {
     const auto quant = GENERATE(Quantization::int8, Quantization::float16);
     const auto metric = GENERATE(Metric::cosine, Metric::l2);

@@ -256,7 +256,7 @@ public:
                                    static_cast<std::size_t>(vectors.cols()), dim_,
                                    [this](DocId id) { return contains(id); }, &duplicate);
         thaw();
-        reserve_rows(ids_.size() + ids.size());  // exactly: one batch does not double the capacity
+        reserve_rows(ids_.size() + ids.size());
         const std::size_t before = ids_.size();
         const DocId next_before = next_id_;
         try {
@@ -627,23 +627,30 @@ private:
         if (v.capacity() < needed) v.reserve(std::max(needed, v.capacity() * 2));
     }
 
-    /// Capacity for `rows` rows in every array (exactly, when more is needed).
+    /// Capacity for `rows` rows in every array. The first batch into an empty index gets
+    /// exactly what it needs (one large batch does not double its memory); later batches
+    /// grow each array by at least half of what it holds, so a build by many batches copies
+    /// every row O(1) times instead of once per batch (an exact reserve made a 10M-row build
+    /// by batches of 100k quadratic: 384 s against 6.8 s at 1M).
     void reserve_rows(std::size_t rows) {
-        auto exact = [](auto& v, std::size_t n) {
-            if (v.capacity() < n) v.reserve(n);
+        auto grow_to = [](auto& v, std::size_t n) {
+            if (v.capacity() < n) v.reserve(std::max(n, v.capacity() + v.capacity() / 2));
         };
-        if (options_.quantization == Quantization::none) exact(data_, rows * dim_);
-        exact(ids_, rows);
-        exact(norms2_, rows);
-        exact(dead_, rows);
-        if (options_.exact_rescore) exact(rec_, rows);
+        if (options_.quantization == Quantization::none) grow_to(data_, rows * dim_);
+        grow_to(ids_, rows);
+        grow_to(norms2_, rows);
+        grow_to(dead_, rows);
+        if (options_.exact_rescore) grow_to(rec_, rows);
         if (options_.quantization == Quantization::int8) {
-            exact(q8_, rows * stride8_);
-            exact(scale8_, rows);
+            grow_to(q8_, rows * stride8_);
+            grow_to(scale8_, rows);
         } else if (options_.quantization == Quantization::float16) {
-            exact(f16_, rows * stride16_);
+            grow_to(f16_, rows * stride16_);
         }
-        row_of_.reserve(rows);
+        // The id map rehashes on the same schedule (reserve(n) alone rehashes whenever n
+        // passes the bucket count, i.e. at nearly every batch).
+        if (static_cast<double>(row_of_.bucket_count()) * row_of_.max_load_factor() < static_cast<double>(rows))
+            row_of_.reserve(std::max(rows, row_of_.size() + row_of_.size() / 2));
     }
 
     // The arrays, from memory or from the loaded file (frozen): pointers valid until the
