@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -486,8 +487,11 @@ TEST_CASE("BM25 load rejects truncated, corrupted and foreign files with the fil
         CHECK(Index::from_bytes(good).size() == 38);
     }
     SECTION("a consistent checksum over inconsistent content is still refused") {
-        // Payload: str analyzer (4 + 10) | u8 variant | 8 x f64 | u64 slots | slot 0: u8 live, u32 length.
-        const std::size_t header = 36, len0 = header + 4 + 10 + 1 + 64 + 8 + 1;
+        // Format 5 (index/detail/bm25_file.hpp): str analyzer (4 + 10) | u8 variant | 8 x f64 | 10 x u64
+        // counts | [8] slots x u8 live | [8] slots x u32 length (offsets from the start of the file).
+        const std::size_t header = 36, slots = small_index().next_id();
+        auto align8 = [](std::size_t at) { return (at + 7) / 8 * 8; };
+        const std::size_t len0 = align8(align8(header + 4 + 10 + 1 + 64 + 80) + slots);
         std::string b = good;
         b[len0] = static_cast<char>(b[len0] + 1);  // document 0 one term longer than its postings
         const auto sum = ragpp::detail::fnv1a64(std::string_view(b).substr(header));
@@ -891,9 +895,8 @@ TEST_CASE("BM25 counts read from a file are checked against its size before allo
     // The analyzer name's length, 2^32-1 bytes in a file of a few hundred.
     CHECK_THROWS_WITH(Index::from_bytes(with_u32(0, 0xFFFFFFFFU), "forged.bm25"),
                       Catch::Contains("truncated while reading analyzer name"));
-    // The term count just after the slots.
-    const std::size_t slots = small_index().next_id();
-    const std::size_t terms_at = slots_at + 8 + 5 * slots;
+    // The term count, after the slots and four other counts.
+    const std::size_t terms_at = slots_at + 5 * 8;
     CHECK_THROWS_WITH(Index::from_bytes(with_u64(terms_at, std::uint64_t{1} << 31), "forged.bm25"),
                       Catch::Contains("term count 2147483648 does not fit"));
     // A payload size in the header larger than the file.
@@ -1002,4 +1005,277 @@ TEST_CASE("BM25 removal given the document equals removal by id (and falls back 
     }
     const auto a = fast.search("w1 w2 w5 w9 w30", 50), b = slow.search("w1 w2 w5 w9 w30", 50);
     CHECK(a == b);
+}
+
+namespace {
+/// Where the sections of a format-5 BM25 file start (index/detail/bm25_file.hpp), read
+/// from its counts: an independent reading of the layout, for the damage tests.
+struct Bm25Layout {
+    std::size_t slots = 0, terms = 0, table = 0, names = 0, sky = 0, block_bytes = 0;
+    std::size_t entries_at = 0, names_at = 0, blocks_at = 0, table_at = 0;
+    explicit Bm25Layout(const std::string& f) {
+        auto u64 = [&](std::size_t at) {
+            std::uint64_t v = 0;
+            std::memcpy(&v, f.data() + at, 8);
+            return static_cast<std::size_t>(v);
+        };
+        std::uint32_t name_len = 0;
+        std::memcpy(&name_len, f.data() + 36, 4);
+        const std::size_t counts = 36 + 4 + name_len + 1 + 64;  // str analyzer | u8 variant | 8 x f64
+        slots = u64(counts);
+        terms = u64(counts + 40);
+        table = u64(counts + 48);
+        names = u64(counts + 56);
+        sky = u64(counts + 64);
+        block_bytes = u64(counts + 72);
+        auto up = [](std::size_t at, std::size_t to) { return (at + to - 1) / to * to; };
+        std::size_t at = up(counts + 80, 8) + slots;  // live flags
+        at = up(at, 8) + 4 * slots;                   // lengths
+        table_at = up(at, 8);
+        entries_at = up(table_at + 8 * table, 8);
+        const std::size_t sky_at = up(entries_at + 56 * terms, 8);
+        names_at = up(sky_at + 8 * sky, 8);
+        blocks_at = up(names_at + names, 64);
+    }
+    /// The name of term t, from its entry (u64 name offset first, u32 name bytes at 32).
+    [[nodiscard]] std::string name(const std::string& f, std::size_t t) const {
+        std::uint64_t off = 0;
+        std::uint32_t n = 0;
+        std::memcpy(&off, f.data() + entries_at + 56 * t, 8);
+        std::memcpy(&n, f.data() + entries_at + 56 * t + 32, 4);
+        return f.substr(names_at + off, n);
+    }
+};
+/// `f` with its payload checksum recomputed (so only the structure checks can refuse it).
+std::string resum(std::string f) {
+    const auto sum = ragpp::detail::fnv1a64(std::string_view(f).substr(36));
+    for (int i = 0; i < 8; ++i) f[28 + static_cast<std::size_t>(i)] = static_cast<char>((sum >> (8 * i)) & 0xFF);
+    return f;
+}
+}  // namespace
+
+TEST_CASE("BM25 a loaded index answers in place: mapped, read and in-memory results and statistics are identical, "
+          "writes after a mapped load equal the in-memory index",
+          "[bm25][persistence][frozen]") {
+    const auto seed = GENERATE(take(4, random(std::uint64_t{1}, std::uint64_t{1} << 40)));
+    RandomCorpus rc(seed, 60);
+    std::mt19937_64 rng(seed);
+    auto make = [&]() {
+        std::vector<std::string> hp;
+        for (std::size_t h = rc.pick(3); h > 0; --h) hp.push_back(rc.text(3));
+        return rc.pick(3) == 0 ? doc(rc.text(40)) : fielded(rc.text(40), "d/" + rc.term() + ".rst", hp);
+    };
+    Index live(BM25Params{BM25Variant::lucene, 1.2, 0.75});
+    std::map<DocId, Document> truth;
+    for (DocId id = 0; id < 700; ++id) {
+        truth[id] = make();
+        live.add_document(id, truth[id]);
+    }
+    for (DocId id = 0; id < 700; id += 1 + static_cast<DocId>(rng() % 9)) {  // removals leave empty slots and dead terms
+        live.remove_document(id);
+        truth.erase(id);
+    }
+    ragpp_test::TempDir dir;
+    const auto path = dir.path / "frozen.bm25";
+    live.save(path);
+    const Index mapped = Index::load(path, {}, {.mmap = true, .verify = false});
+    const Index read = Index::load(path, {}, {.mmap = false, .verify = true});
+    const Index copied = Index::from_bytes(slurp(path));
+    INFO("seed " << seed);
+    CHECK(mapped.frozen());
+    CHECK(mapped.mapped());
+    CHECK(read.frozen());
+    CHECK_FALSE(read.mapped());
+    for (const Index* ix : {&mapped, &read, &copied}) {
+        CHECK(ix->size() == live.size());
+        CHECK(ix->next_id() == live.next_id());
+        CHECK(ix->posting_count() == live.posting_count());
+        CHECK(ix->total_length() == live.total_length());
+        CHECK(ix->vocabulary_size() == live.vocabulary_size());
+        CHECK(ix->fielded_size() == live.fielded_size());
+        for (const auto& term : rc.vocab) {
+            CHECK(ix->document_frequency(term) == live.document_frequency(term));
+            CHECK(ix->idf(term) == live.idf(term));
+        }
+        for (DocId id = 0; id < 700; id += 7) {
+            CHECK(ix->contains(id) == live.contains(id));
+            CHECK(ix->document_length(id) == live.document_length(id));
+            for (std::size_t f = 0; f < 3; ++f) CHECK(ix->field_length(f, id) == live.field_length(f, id));
+            for (const auto& term : {rc.vocab[0], rc.vocab[5], rc.vocab[30]}) {
+                CHECK(ix->term_frequency(term, id) == live.term_frequency(term, id));
+                for (std::size_t f = 0; f < 3; ++f)
+                    CHECK(ix->field_term_frequency(f, term, id) == live.field_term_frequency(f, term, id));
+            }
+        }
+    }
+    // Every strategy, variant, k1/b, field weights and filters (random_query) on the three.
+    for (BM25Variant v : ragpp::bm25_variants) {
+        Index m = Index::load(path, {}, {.mmap = true, .verify = false});
+        set_variant(live, v);
+        set_variant(m, v);
+        for (int q = 0; q < 12; ++q) {
+            const auto [terms, k, o] = random_query(rc, q, 700, true);
+            INFO(ragpp::to_string(v) << " query " << q);
+            const auto expected = live.search_terms(terms, k, o, BM25Strategy::exhaustive);
+            for (const auto s : {BM25Strategy::automatic, BM25Strategy::maxscore, BM25Strategy::accumulate, BM25Strategy::exhaustive})
+                CHECK(m.search_terms(terms, k, o, s) == live.search_terms(terms, k, o, s));
+            CHECK(m.search_terms(terms, k, o, BM25Strategy::exhaustive) == expected);
+            CHECK(mapped.search_terms(terms, k, o) == read.search_terms(terms, k, o));
+            CHECK(copied.search_terms(terms, k, o) == read.search_terms(terms, k, o));
+        }
+        CHECK(m.frozen());  // searches never thaw
+    }
+    set_variant(live, BM25Variant::lucene);
+    // Writes after a mapped load: the same adds, removals and updates on both.
+    Index writer = Index::load(path, {}, {.mmap = true, .verify = false});
+    const auto before = writer.to_bytes();  // a frozen index saves its decoded copy
+    CHECK(before == live.to_bytes());
+    for (int op = 0; op < 120; ++op) {
+        const auto r = rc.pick(10);
+        if (r < 4) {
+            const DocId id = live.next_id();
+            truth[id] = make();
+            live.add_document(id, truth[id]);
+            writer.add_document(id, truth[id]);
+        } else {
+            auto it = truth.begin();
+            std::advance(it, static_cast<std::ptrdiff_t>(rc.pick(truth.size())));
+            if (r < 7) {
+                live.remove_document(it->first, it->second);
+                writer.remove_document(it->first, it->second);
+                truth.erase(it);
+            } else {
+                it->second = make();
+                live.update_document(it->first, it->second);
+                writer.update_document(it->first, it->second);
+            }
+        }
+    }
+    CHECK_FALSE(writer.frozen());
+    CHECK(writer.posting_count() == live.posting_count());
+    Index rebuilt(BM25Params{BM25Variant::lucene, 1.2, 0.75});
+    for (const auto& [id, d] : truth) rebuilt.add_document(id, d);
+    for (int q = 0; q < 20; ++q) {
+        const auto [terms, k, o] = random_query(rc, q, writer.next_id(), true);
+        CHECK(writer.search_terms(terms, k, o) == rebuilt.search_terms(terms, k, o, BM25Strategy::exhaustive));
+        CHECK(writer.search_terms(terms, k, o) == live.search_terms(terms, k, o));
+    }
+    // The mapped index loaded before the writes still answers from its file.
+    CHECK(mapped.search_terms(std::vector<std::string>{rc.vocab[3]}, 5) == read.search_terms(std::vector<std::string>{rc.vocab[3]}, 5));
+}
+
+TEST_CASE("BM25 damaged files are refused by name: truncated, a corrupted block with verify on and off, forged counts",
+          "[bm25][persistence][frozen]") {
+    RandomCorpus rc(11, 30);
+    Index index;
+    for (int i = 0; i < 400; ++i) index.add_document(doc((i == 0 ? "t0 " : "") + rc.text(20)));  // t0 is term 0
+    ragpp_test::TempDir dir;
+    const auto path = dir.path / "good.bm25";
+    index.save(path);
+    const std::string good = slurp(path);
+    const Bm25Layout at(good);
+    REQUIRE(at.slots == 400);
+    REQUIRE(at.block_bytes > 200);
+    const auto bad = dir.path / "bad.bm25";
+    auto open = [&](const std::string& bytes, bool verify) {
+        dump(bad, bytes);
+        return Index::load(bad, {}, {.mmap = true, .verify = verify});
+    };
+    // FormatError naming the file and `what` (a Catch composite matcher cannot be returned: it keeps references).
+    auto refused = [&](auto&& call, const std::string& what) {
+        try {
+            (void)call();
+            FAIL_CHECK("not refused: " << what);
+        } catch (const ragpp::FormatError& e) {
+            CHECK_THAT(std::string(e.what()), Catch::Contains("'" + bad.string() + "'") && Catch::Contains(what));
+        }
+    };
+    // The list at offset 0 of the posting lists is term 0's (ids follow the file).
+    const std::string term0 = at.name(good, 0), other = at.name(good, at.terms - 1);
+    REQUIRE(index.document_frequency(term0) > 128);  // several blocks
+    REQUIRE(term0 != other);
+
+    SECTION("truncated, through a mapping") {
+        for (const std::size_t n : {std::size_t{0}, std::size_t{20}, std::size_t{100}, at.blocks_at + 10, good.size() - 1}) {
+            INFO("truncated to " << n);
+            CHECK_THROWS_AS(open(good.substr(0, n), false), ragpp::FormatError);
+            CHECK_THROWS_WITH(open(good.substr(0, n), false), Catch::Contains(bad.string()));
+        }
+    }
+    SECTION("a corrupted block: at open with verify, at the first query reading it without") {
+        std::string b = good;
+        b[at.blocks_at + 16] = static_cast<char>(0xFF);  // the first block's count - 1: 256 postings
+        b = resum(b);
+        CHECK_THROWS_AS(open(b, true), ragpp::FormatError);
+        refused([&] { return open(b, true); }, "postings of term '" + term0 + "': a block holds 256 postings");
+        const Index lazy = open(b, false);
+        CHECK(lazy.search(other, 10) == index.search(other, 10));  // an intact list
+        CHECK_THROWS_AS(lazy.search(term0, 10), ragpp::FormatError);
+        refused([&] { return lazy.search(term0 + " " + other, 10); }, "a block holds 256 postings");
+        refused([&] { return lazy.term_frequency(term0, 1); }, "a block holds 256 postings");
+        // A write decodes everything first: refused, the index unchanged and still answering.
+        Index w = open(b, false);
+        refused([&] { return w.add_document(doc("x y")); }, "a block holds 256 postings");
+        CHECK(w.frozen());
+        CHECK(w.size() == 400);
+        CHECK(w.search(other, 10) == index.search(other, 10));
+        // Other damage inside a block: a gap past the list's last document.
+        std::string g = good;
+        g[at.blocks_at + 17] = static_cast<char>(0x1F);  // gap bits 31
+        g = resum(g);
+        const Index lazy2 = open(g, false);
+        CHECK_THROWS_AS(lazy2.search(term0, 10), ragpp::FormatError);
+        refused([&] { return lazy2.search(term0, 10); }, "postings of term '" + term0 + "'");
+    }
+    SECTION("forged counts and offsets") {
+        auto with_u32 = [&](std::size_t pos, std::uint32_t v) {
+            std::string b = good;
+            std::memcpy(b.data() + pos, &v, 4);
+            return resum(b);
+        };
+        auto with_u64 = [&](std::size_t pos, std::uint64_t v) {
+            std::string b = good;
+            std::memcpy(b.data() + pos, &v, 8);
+            return resum(b);
+        };
+        // Term 0's document frequency (u32 at 36 of its entry), larger than its blocks hold.
+        const std::string df = with_u32(at.entries_at + 36, 399);
+        refused([&] { return open(df, true); }, "announced");
+        refused([&] { return open(df, false).search(term0, 10); }, "postings in the blocks, 399 announced");
+        // Term 0's list offset (u64 at 8) past the posting lists.
+        const std::string off = with_u64(at.entries_at + 8, at.block_bytes);
+        refused([&] { return open(off, false).search(term0, 10); }, "lie outside the posting lists");
+        // A name offset past the names: the lookup that reads it refuses it.
+        const std::string name = with_u64(at.entries_at, ~std::uint64_t{0} - 2);
+        refused([&] { return open(name, false).search(term0, 10); }, "lies outside the names");
+        // Every used hash slot naming a term beyond the table (its hash tag kept).
+        std::string table = good;
+        for (std::size_t s = 0; s < at.table; ++s) {
+            std::uint64_t v = 0;
+            std::memcpy(&v, table.data() + at.table_at + 8 * s, 8);
+            if (v != 0) v = (v & 0xFFFFFFFF00000000ULL) | 0xFFFFFFF0U;
+            std::memcpy(table.data() + at.table_at + 8 * s, &v, 8);
+        }
+        table = resum(table);
+        refused([&] { return open(table, true); }, "names term");
+        const Index forged = open(table, false);
+        CHECK(forged.search("nothing-like-it", 10).empty());  // no slot's tag matches: absent
+        refused([&] { return forged.search(term0, 10); }, "names term 4294967279");
+        // Counts of the header against the file's size.
+        refused([&] { return open(with_u64(36 + 4 + 10 + 1 + 64 + 40, std::uint64_t{1} << 40), false); },
+                "term count 1099511627776 does not fit");
+        refused([&] { return open(with_u64(36 + 4 + 10 + 1 + 64 + 48, 3), false); }, "table slots 3");
+    }
+}
+
+TEST_CASE("BM25 refuses format 4 files (a term table decoded at open) with the rebuild message", "[bm25][persistence]") {
+    // Written by main at 34d26ed (format 4): documents "a b c", "b c d".
+    const auto fixture = std::filesystem::path(RAGPP_SOURCE_DIR) / "tests/fixtures/index/bm25-format4.bin";
+    REQUIRE(std::filesystem::exists(fixture));
+    for (const bool mmap : {false, true})
+        for (const bool verify : {false, true})
+            CHECK_THROWS_WITH(Index::load(fixture, {}, {mmap, verify}),
+                              Catch::Contains(fixture.string()) &&
+                                  Catch::Contains("was written by an older ragpp (BM25 index format 4; this build reads format 5)") &&
+                                  Catch::Contains("rebuild the index"));
 }

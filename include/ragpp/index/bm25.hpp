@@ -52,6 +52,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -132,6 +133,7 @@ public:
         check_absent(id);
         if (terms.size() > std::numeric_limits<std::uint32_t>::max())
             throw InvalidArgument("BM25Index: document " + std::to_string(id) + " has more than 2^32-1 terms");
+        thaw();
         // Hash every term first and prefetch its dictionary slot, so the lookups of a
         // document overlap their cache misses instead of waiting for each in turn.
         std::vector<std::uint64_t> hashes(terms.size());
@@ -184,6 +186,7 @@ public:
     void remove_document(DocId id) {
         if (!contains(id))
             throw NotFoundError("BM25Index::remove_document: no document with DocId " + std::to_string(id));
+        thaw();
         const std::uint32_t len = doc_len_[id];
         std::size_t distinct = 0;
         std::uint64_t found = 0;
@@ -210,6 +213,7 @@ public:
             throw NotFoundError("BM25Index::remove_document: no document with DocId " + std::to_string(id));
         std::vector<std::string> terms;
         analyzer_.analyze(doc.text, terms);
+        thaw();
         const std::uint32_t len = doc_len_[id];
         std::vector<std::uint32_t> tids;
         tids.reserve(terms.size());
@@ -248,6 +252,7 @@ public:
     /// each, the last ones added) into blocks and releases spare capacity (after a bulk
     /// build; an index read from a file is compact already).
     void shrink_to_fit() {
+        if (frozen_) return;  // a loaded file's lists are compact
         for (auto& td : terms_) {
             td.postings.compact(doc_len_.data());
             td.skyline.shrink_to_fit();
@@ -309,14 +314,17 @@ public:
         plan.one_minus_b = 1.0 - b;
         plan.b_over_avgdl = b / plan.avgdl;
         plan.allowed = options.allowed.get();
-        plan.doc_len = &doc_len_;
-        plan.live = &live_;
+        const auto lens = lengths();
+        const auto live = live_flags();
+        plan.doc_len = &lens;
+        plan.live = &live;
         plan.all = scores_every_document();
         const FieldWeights fw = options.field_weights.value_or(params_.field_weights);
         check_field_weights(fw, "SearchOptions");
         if (fielded_docs_ > 0 && (fw.title > 0.0 || fw.headings > 0.0 || fw.path > 0.0))
             return search_fielded(plan, fw, query_terms, k, strategy, stats);
-        plan.terms = resolve(query_terms, k1, delta);
+        std::vector<detail::bm25::BlockTermData> views;  // a frozen index's lists (resolve)
+        plan.terms = resolve(query_terms, k1, delta, views);
         if (plan.terms.empty()) return {};
         const BM25Algorithm algorithm = choose(plan, strategy);
         return visit_bm25_variant(params_.variant, [&](auto v) { return run<decltype(v)::value>(plan, k, algorithm, stats); });
@@ -330,31 +338,39 @@ public:
     [[nodiscard]] std::size_t fielded_size() const noexcept { return fielded_docs_; }
     /// The number of terms of field `field` (0 title, 1 headings, 2 path) of document `id`.
     [[nodiscard]] std::uint32_t field_length(std::size_t field, DocId id) const noexcept {
-        return field < fields_.size() && contains(id) ? fields_[field].length(id) : 0;
+        if (field >= fields_.size() || !contains(id)) return 0;
+        if (frozen_) return id < frozen_->fields[field].len.size() ? frozen_->fields[field].len[id] : 0;
+        return fields_[field].length(id);
     }
     /// The frequency of `term` in field `field` (0 title, 1 headings, 2 path) of `id`.
     [[nodiscard]] std::uint32_t field_term_frequency(std::size_t field, std::string_view term, DocId id) const {
-        const auto tid = dict_.find(term);
+        const auto tid = find_term(term);
         if (field >= fields_.size() || tid == dict_.npos) return 0;
+        if (frozen_) {
+            const auto v = frozen_->field_list(field, tid);
+            auto p = std::lower_bound(v.begin, v.end, id, [](const detail::bm25::Posting& x, DocId d) { return x.doc < d; });
+            return p != v.end && p->doc == id ? p->tf : 0;
+        }
         const auto* td = fields_[field].term(tid);
         if (td == nullptr) return 0;
         auto p = std::lower_bound(td->postings.begin(), td->postings.end(), id,
                                   [](const detail::bm25::Posting& x, DocId d) { return x.doc < d; });
         return p != td->postings.end() && p->doc == id ? p->tf : 0;
     }
-    [[nodiscard]] bool contains(DocId id) const noexcept { return id < live_.size() && live_[id] != 0; }
+    [[nodiscard]] bool contains(DocId id) const noexcept { return id < live_flags().size() && live_flags()[id] != 0; }
     /// One past the largest id ever indexed.
-    [[nodiscard]] DocId next_id() const noexcept { return static_cast<DocId>(live_.size()); }
+    [[nodiscard]] DocId next_id() const noexcept { return static_cast<DocId>(live_flags().size()); }
     /// The number of terms of document `id` (0 when absent).
-    [[nodiscard]] std::uint32_t document_length(DocId id) const noexcept { return contains(id) ? doc_len_[id] : 0; }
+    [[nodiscard]] std::uint32_t document_length(DocId id) const noexcept { return contains(id) ? lengths()[id] : 0; }
     [[nodiscard]] double average_length() const noexcept {
         return live_count_ == 0 ? 0.0 : static_cast<double>(total_len_) / static_cast<double>(live_count_);
     }
     [[nodiscard]] std::uint64_t total_length() const noexcept { return total_len_; }
     /// Documents containing `term` (an index term, i.e. already analyzed).
     [[nodiscard]] std::size_t document_frequency(std::string_view term) const {
-        const auto id = dict_.find(term);
-        return id == dict_.npos ? 0 : terms_[id].postings.size();
+        const auto id = find_term(term);
+        if (id == dict_.npos) return 0;
+        return frozen_ ? frozen_->df(id) : terms_[id].postings.size();
     }
     /// The idf of `term` (an index term) as the index's variant weighs it in an
     /// unfielded search: bm25_idf(params().variant, size(), document_frequency(term)),
@@ -366,20 +382,30 @@ public:
     }
     /// The frequency of `term` in document `id` (0 when absent).
     [[nodiscard]] std::uint32_t term_frequency(std::string_view term, DocId id) const {
-        const auto tid = dict_.find(term);
+        const auto tid = find_term(term);
         if (tid == dict_.npos) return 0;
-        return terms_[tid].postings.find(id);
+        return frozen_ ? frozen_->body(tid).postings.find(id) : terms_[tid].postings.find(id);
     }
     /// Distinct terms present in at least one live document.
     [[nodiscard]] std::size_t vocabulary_size() const noexcept {
+        if (frozen_) {
+            std::size_t n = 0;
+            for (std::uint32_t t = 0; t < frozen_->nterms; ++t) n += frozen_->df(t) != 0 ? 1 : 0;
+            return n;
+        }
         return static_cast<std::size_t>(
             std::count_if(terms_.begin(), terms_.end(), [](const detail::bm25::BlockTermData& t) { return !t.postings.empty(); }));
     }
     /// (document, term) pairs.
     [[nodiscard]] std::uint64_t posting_count() const noexcept { return posting_count_; }
     /// Bytes held by the index (capacities of its arrays; the term dictionary estimated).
+    /// A frozen index (loaded, not written to since) counts the bytes of a read file and
+    /// its per-term flags, not a mapped file's pages (see mapped_bytes()).
     [[nodiscard]] std::size_t memory_bytes() const noexcept {
         std::size_t n = sizeof(*this);
+        if (frozen_)
+            return n + sizeof(*frozen_) + frozen_->nterms + frozen_->copy.size() +
+                   (frozen_->file && !frozen_->file->mapped() ? frozen_->file->size() : 0);
         n += (terms_.capacity() - terms_.size()) * sizeof(detail::bm25::BlockTermData);
         for (const auto& td : terms_)
             n += sizeof(td) + td.postings.memory_bytes() + td.skyline.capacity() * sizeof(detail::bm25::SkyPoint);
@@ -399,8 +425,8 @@ public:
     //
     // The file is a ragpp index file (detail/binary_file.hpp: magic "RAGPPIDX", format id
     // "BM25INDX", version, payload size, checksum) whose payload is laid out in
-    // index/detail/bm25_file.hpp. Files of an older format are refused (FormatError:
-    // "... was written by an older ragpp (BM25 index format 2 ...); rebuild the index").
+    // index/detail/bm25_file.hpp to be used in place. Files of an older format are refused
+    // (FormatError: "... was written by an older ragpp (BM25 index format 4 ...); rebuild the index").
 
     /// The format id and version this build writes and reads.
     static constexpr detail::BinaryFormat file_format = detail::bm25::file_format;
@@ -412,22 +438,44 @@ public:
     /// The index in the file format of `save`.
     [[nodiscard]] std::string to_bytes() const { return detail::bm25::Codec::write(*this); }
 
-    /// Reads an index saved by `save`. Throws IoError when the file cannot be read, and
-    /// FormatError naming the file and what is wrong when it is not a BM25 index file,
-    /// was written by another version of ragpp, is truncated or corrupted, and
-    /// InvalidArgument when it was built with another analyzer than `analyzer` (as
-    /// VectorIndex::load does for another embedder).
+    /// Reads an index saved by `save`. The index is "frozen": it answers from the file's
+    /// bytes in place (read into memory, or with `open.mmap` the mapped pages, so opening
+    /// costs a check of the sizes and memory follows what queries touch); its first write
+    /// (add, remove, update) decodes the file into memory first, as a read load did before
+    /// (docs/bm25.md "Persistence"). A mapped file must not change while the index is
+    /// alive (ragpp replaces files by rename; see OpenOptions).
+    /// Throws IoError when the file cannot be read, and FormatError naming the file and
+    /// what is wrong when it is not a BM25 index file, was written by another version of
+    /// ragpp, is truncated or corrupted, and InvalidArgument when it was built with another
+    /// analyzer than `analyzer` (as VectorIndex::load does for another embedder). With
+    /// `open.verify` (the default) everything is checked at open; without it, the sizes,
+    /// and each term's postings when a query first reads them (FormatError then).
     [[nodiscard]] static BM25Index load(const std::filesystem::path& path, A analyzer = A{}, OpenOptions open = {}) {
-        const detail::FileBytes bytes(path, open.mmap);
-        return detail::bm25::Codec::read<BM25Index>(bytes.view(), path.string(), std::move(analyzer), open.verify);
+        auto fz = std::make_shared<detail::bm25::FrozenIndex>();
+        fz->file = std::make_shared<const detail::FileBytes>(path, open.mmap);
+        std::string_view bytes = fz->file->view();
+        if (reinterpret_cast<std::uintptr_t>(bytes.data()) % 8 != 0) {  // (a read buffer is; never a mapping)
+            fz->copy.assign(bytes);
+            bytes = fz->copy;
+        }
+        return detail::bm25::Codec::open<BM25Index>(std::move(fz), bytes, path.string(), std::move(analyzer), open.verify);
     }
 
-    /// Reads an index from the bytes of a file written by `save` (or `to_bytes`);
-    /// `source` names them in error messages. Throws FormatError as `load` does.
+    /// Reads an index from the bytes of a file written by `save` (or `to_bytes`), copied
+    /// and checked whole; `source` names them in error messages. Throws FormatError as `load` does.
     [[nodiscard]] static BM25Index from_bytes(std::string_view bytes, std::string_view source = "<memory>",
                                               A analyzer = A{}) {
-        return detail::bm25::Codec::read<BM25Index>(bytes, source, std::move(analyzer));
+        auto fz = std::make_shared<detail::bm25::FrozenIndex>();
+        fz->copy.reserve(bytes.size() + 16);  // a heap buffer (8-aligned), even for a few bytes
+        fz->copy.assign(bytes);
+        const std::string_view copy = fz->copy;
+        return detail::bm25::Codec::open<BM25Index>(std::move(fz), copy, source, std::move(analyzer), true);
     }
+
+    /// Whether the index still answers from a loaded file (no write since load).
+    [[nodiscard]] bool frozen() const noexcept { return frozen_ != nullptr; }
+    /// Whether it answers from a memory-mapped file.
+    [[nodiscard]] bool mapped() const noexcept { return frozen_ && frozen_->file && frozen_->file->mapped(); }
 
 private:
     /// Erases `id` (of length `len`) from one term's list; its tf (0 when absent). The
@@ -453,6 +501,72 @@ private:
     }
 
     friend struct detail::bm25::Codec;
+
+    // The document tables, from memory or from the loaded file (frozen).
+    [[nodiscard]] std::span<const std::uint32_t> lengths() const noexcept {
+        return frozen_ ? frozen_->len : std::span<const std::uint32_t>(doc_len_);
+    }
+    [[nodiscard]] std::span<const std::uint8_t> live_flags() const noexcept {
+        return frozen_ ? frozen_->live : std::span<const std::uint8_t>(live_);
+    }
+    /// The id of an index term (TermDict::npos when absent).
+    [[nodiscard]] std::uint32_t find_term(std::string_view term) const {
+        return frozen_ ? frozen_->find(term) : dict_.find(term);
+    }
+
+    /// Copy-on-write: a frozen index decodes the file into memory before its first write
+    /// (everything checked first, as OpenOptions::verify does; all or nothing: the new
+    /// state is built aside, then swapped in). Term ids stay the file's.
+    void thaw() {
+        if (!frozen_) return;
+        const auto& f = *frozen_;
+        detail::bm25::Codec::verify_all(f);
+        detail::bm25::TermDict dict;
+        std::vector<detail::bm25::BlockTermData> terms(f.nterms);
+        std::array<detail::bm25::FieldData, 3> fields;
+        for (std::uint32_t id = 0; id < f.nterms; ++id) {
+            const auto name = f.term_name(id);
+            (void)dict.intern(name, detail::bm25::TermDict::hash(name));  // id: verify_all found each name at its id
+            auto view = f.body(id);
+            const auto blocks = view.postings.blocks();
+            const auto e = f.entry(id);
+            terms[id].postings.adopt(std::vector<std::uint8_t>(blocks.begin(), blocks.end()), e.df, e.last_doc, e.last_count);
+            terms[id].skyline = std::move(view.skyline);
+            terms[id].front = view.front;
+        }
+        for (std::size_t fi = 0; fi < 3; ++fi) {
+            const auto& ff = f.fields[fi];
+            if (ff.nterms == 0) continue;
+            auto& fd = fields[fi];
+            fd.terms.resize(f.nterms);
+            fd.len.assign(ff.len.begin(), ff.len.end());
+            fd.fwd.assign(f.slots, {});
+            fd.total = ff.total;
+            fd.docs = static_cast<std::size_t>(ff.docs);
+            std::vector<std::uint32_t> prev(f.slots, 0);
+            for (std::size_t i = 0; i < ff.nterms; ++i) {  // by increasing term id: each document's ids sorted
+                const auto tid = detail::bm25::load_at<detail::bm25::FieldEntry>(ff.entries, i).tid;
+                auto v = f.field_list(fi, tid);
+                auto& td = fd.terms[tid];
+                td.postings.assign(v.begin, v.end);
+                td.skyline = std::move(v.skyline);
+                if (!td.skyline.empty()) td.front = td.skyline.front();
+                for (const auto& p : td.postings) {
+                    detail::bm25::put_varint(fd.fwd[p.doc], tid - prev[p.doc]);
+                    prev[p.doc] = tid;
+                }
+            }
+        }
+        std::vector<std::uint8_t> live(f.live.begin(), f.live.end());
+        std::vector<std::uint32_t> lens(f.len.begin(), f.len.end());
+        dict_ = std::move(dict);
+        terms_ = std::move(terms);
+        doc_len_ = std::move(lens);
+        live_ = std::move(live);
+        fields_ = std::move(fields);
+        frozen_.reset();
+        ++generation_;
+    }
     using Plan = detail::bm25::Plan;
     using FieldedPlan = detail::bm25::FieldedPlan;
 
@@ -589,7 +703,10 @@ private:
             // Summed by increasing df, so the value does not depend on term ids (an index
             // rebuilt from scratch gets the same double).
             std::vector<std::size_t> dfs;
-            dfs.reserve(terms_.size());
+            if (frozen_) {
+                for (std::uint32_t t = 0; t < frozen_->nterms; ++t)
+                    if (frozen_->df(t) != 0) dfs.push_back(frozen_->df(t));
+            }
             for (const auto& td : terms_)
                 if (!td.postings.empty()) dfs.push_back(td.postings.size());
             std::sort(dfs.begin(), dfs.end());
@@ -617,12 +734,14 @@ private:
     }
 
     /// The distinct known query terms, in order of first occurrence, with their weights.
+    /// A frozen index's lists are views over the file, kept in `views` (as long as the plan).
     [[nodiscard]] std::vector<detail::bm25::QueryTerm> resolve(std::span<const std::string> query_terms, double k1,
-                                                               double delta) const {
+                                                               double delta,
+                                                               std::vector<detail::bm25::BlockTermData>& views) const {
         std::vector<std::pair<std::uint32_t, std::uint32_t>> counts;  // term id, qtf
         for (const auto& t : query_terms) {
-            const auto tid = dict_.find(t);
-            if (tid == dict_.npos || terms_[tid].postings.empty()) continue;
+            const auto tid = find_term(t);
+            if (tid == dict_.npos || (frozen_ ? frozen_->df(tid) == 0 : terms_[tid].postings.empty())) continue;
             auto c = std::find_if(counts.begin(), counts.end(), [&](const auto& x) { return x.first == tid; });
             if (c == counts.end()) counts.emplace_back(tid, 1);
             else ++c->second;
@@ -631,8 +750,10 @@ private:
         out.reserve(counts.size());
         const auto n = static_cast<double>(live_count_);
         const double absent = bm25_tf_part_absent(params_.variant, k1, delta);
+        views.reserve(counts.size());  // (no reallocation: the terms point into it)
         for (const auto& [tid, qtf] : counts) {
-            const auto& td = terms_[tid];
+            if (frozen_) views.push_back(frozen_->body(tid));
+            const auto& td = frozen_ ? views.back() : terms_[tid];
             const double idf = variant_idf(n, static_cast<double>(td.postings.size()));
             const double weight = static_cast<double>(qtf) * idf;
             out.push_back({&td.postings, &td.skyline, weight, weight * absent});
@@ -651,21 +772,23 @@ private:
         plan.allowed = base.allowed;
         plan.doc_len = base.doc_len;
         plan.live = base.live;
-        plan.fields = &fields_;
         plan.all = base.all;
         plan.w = {1.0, fw.title, fw.headings, fw.path};
         plan.one_minus_b[0] = base.one_minus_b;
         plan.b_over_avg[0] = base.b_over_avgdl;
         for (std::size_t f = 1; f < 4; ++f) {
             const auto& fd = fields_[f - 1];
-            const double avg = fd.docs == 0 ? 1.0 : static_cast<double>(fd.total) / static_cast<double>(fd.docs);
+            const double total = frozen_ ? static_cast<double>(frozen_->fields[f - 1].total) : static_cast<double>(fd.total);
+            const double docs = frozen_ ? static_cast<double>(frozen_->fields[f - 1].docs) : static_cast<double>(fd.docs);
+            const double avg = docs == 0 ? 1.0 : total / docs;
+            plan.field_len[f - 1] = frozen_ ? frozen_->fields[f - 1].len : std::span<const std::uint32_t>(fd.len);
             plan.one_minus_b[f] = 1.0 - params_.field_b;
             plan.b_over_avg[f] = params_.field_b / avg;
         }
         // The distinct query terms known in any field, in order of first occurrence.
         std::vector<std::pair<std::uint32_t, std::uint32_t>> counts;  // term id, qtf
         for (const auto& t : query_terms) {
-            const auto tid = dict_.find(t);
+            const auto tid = find_term(t);
             if (tid == dict_.npos) continue;
             auto c = std::find_if(counts.begin(), counts.end(), [&](const auto& x) { return x.first == tid; });
             if (c == counts.end()) counts.emplace_back(tid, 1);
@@ -675,24 +798,40 @@ private:
         const double absent = bm25_tf_part_absent(params_.variant, plan.k1, plan.delta);
         // The body lists of the query terms, decoded (a fielded search reads them whole to
         // count df anyway); the fields' lists are not compressed.
+        // (A frozen index's field lists are views over the file, with copies of their skylines.)
         std::vector<detail::bm25::TermData> bodies(counts.size());
+        std::vector<detail::bm25::ListView> field_views;
+        field_views.reserve(3 * counts.size());  // (no reallocation: the terms point into it)
         for (std::size_t c = 0; c < counts.size(); ++c) {
-            const auto& td = terms_[counts[c].first];
-            bodies[c].postings = td.postings.decode();
-            bodies[c].skyline = td.skyline;
+            const auto td = frozen_ ? frozen_->body(counts[c].first) : detail::bm25::BlockTermData{};
+            const auto& body = frozen_ ? td : terms_[counts[c].first];
+            bodies[c].postings = body.postings.decode();
+            bodies[c].skyline = body.skyline;
         }
         for (std::size_t c = 0; c < counts.size(); ++c) {
             const auto [tid, qtf] = counts[c];
-            std::array<const detail::bm25::TermData*, 4> lists{};
-            if (!bodies[c].postings.empty()) lists[0] = &bodies[c];
-            for (std::size_t f = 1; f < 4; ++f) lists[f] = fields_[f - 1].term(tid);
-            // df: documents with the term in any field (a merge of the lists).
-            std::array<const detail::bm25::Posting*, 4> cur{}, end{};
-            for (std::size_t f = 0; f < 4; ++f)
-                if (lists[f] != nullptr) {
-                    cur[f] = lists[f]->postings.data();
-                    end[f] = cur[f] + lists[f]->postings.size();
+            std::array<const detail::bm25::Posting*, 4> cur{}, end{};  // each field's list (null when absent)
+            std::array<const std::vector<detail::bm25::SkyPoint>*, 4> sky{};
+            if (!bodies[c].postings.empty()) {
+                cur[0] = bodies[c].postings.data();
+                end[0] = cur[0] + bodies[c].postings.size();
+                sky[0] = &bodies[c].skyline;
+            }
+            for (std::size_t f = 1; f < 4; ++f) {
+                if (frozen_) {
+                    field_views.push_back(frozen_->field_list(f - 1, tid));
+                    if (field_views.back().begin == field_views.back().end) continue;
+                    cur[f] = field_views.back().begin;
+                    end[f] = field_views.back().end;
+                    sky[f] = &field_views.back().skyline;
+                } else if (const auto* td = fields_[f - 1].term(tid)) {
+                    cur[f] = td->postings.data();
+                    end[f] = cur[f] + td->postings.size();
+                    sky[f] = &td->skyline;
                 }
+            }
+            const auto begin = cur;
+            // df: documents with the term in any field (a merge of the lists).
             std::size_t df = 0;
             for (;;) {
                 DocId d = std::numeric_limits<DocId>::max();
@@ -711,10 +850,10 @@ private:
             detail::bm25::FieldedTerm ft;
             bool read = false;
             for (std::size_t f = 0; f < 4; ++f) {
-                if (lists[f] == nullptr || plan.w[f] <= 0.0) continue;  // a field of weight 0 is not read
-                ft.begin[f] = lists[f]->postings.data();
-                ft.end[f] = ft.begin[f] + lists[f]->postings.size();
-                ft.skyline[f] = &lists[f]->skyline;
+                if (sky[f] == nullptr || plan.w[f] <= 0.0) continue;  // a field of weight 0 is not read
+                ft.begin[f] = begin[f];
+                ft.end[f] = end[f];
+                ft.skyline[f] = sky[f];
                 read = true;
             }
             if (!read) continue;
@@ -736,7 +875,7 @@ private:
     template <BM25Variant V>
     [[nodiscard]] std::vector<Hit> run_fielded(const FieldedPlan& plan, std::size_t k, bool prune,
                                                BM25SearchStats* stats) const {
-        detail::TopK top(k, live_.size());
+        detail::TopK top(k, live_flags().size());
         const std::size_t scored =
             prune ? detail::bm25::maxscore_fielded<V>(plan, top) : detail::bm25::exhaustive<V>(plan, top, k);
         if (stats) *stats = {scored, prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive};
@@ -769,8 +908,9 @@ private:
         }
         std::size_t postings = 0;
         for (const auto& t : plan.terms) postings += t.list->size();
-        const bool cache_sized = live_.size() <= accumulate_max_slots;
-        if (can_accumulate && ((cache_sized && postings * 8 >= live_.size()) || !can_prune))
+        const std::size_t slots = live_flags().size();
+        const bool cache_sized = slots <= accumulate_max_slots;
+        if (can_accumulate && ((cache_sized && postings * 8 >= slots) || !can_prune))
             return BM25Algorithm::accumulate;
         return can_prune ? BM25Algorithm::maxscore : BM25Algorithm::exhaustive;
     }
@@ -778,7 +918,7 @@ private:
     template <BM25Variant V>
     [[nodiscard]] std::vector<Hit> run(const Plan& plan, std::size_t k, BM25Algorithm algorithm,
                                        BM25SearchStats* stats) const {
-        detail::TopK top(k, live_.size());
+        detail::TopK top(k, live_flags().size());
         std::size_t scored = 0;
         switch (algorithm) {
             case BM25Algorithm::exhaustive: scored = detail::bm25::exhaustive<V>(plan, top, k); break;
@@ -802,6 +942,9 @@ private:
     mutable detail::bm25::MeanIdfCache okapi_cache_;
     std::array<detail::bm25::FieldData, 3> fields_;  // title, headings, path (empty without fielded documents)
     std::size_t fielded_docs_ = 0;                   // live documents with a field term
+    // Set while frozen (loaded, not written to since): the file's arrays, used in place
+    // instead of dict_, terms_, doc_len_, live_ and fields_ (empty then); see thaw().
+    std::shared_ptr<const detail::bm25::FrozenIndex> frozen_;
 };
 
 static_assert(SearchIndex<BM25Index<WhitespaceAnalyzer>>);

@@ -210,9 +210,9 @@ public:
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
     [[nodiscard]] DocId last_doc() const noexcept { return last_; }
     /// The blocks (without the tail).
-    [[nodiscard]] std::span<const std::uint8_t> blocks() const noexcept { return {bytes_.data(), blocks_end()}; }
+    [[nodiscard]] std::span<const std::uint8_t> blocks() const noexcept { return {data(), blocks_end()}; }
     /// The tail's raw pairs (tail_size() of them, 8 bytes each, unaligned).
-    [[nodiscard]] const std::uint8_t* tail_bytes() const noexcept { return bytes_.data() + blocks_end(); }
+    [[nodiscard]] const std::uint8_t* tail_bytes() const noexcept { return data() + blocks_end(); }
     [[nodiscard]] std::size_t tail_size() const noexcept { return tail_n_; }
     [[nodiscard]] Posting tail_at(std::size_t i) const noexcept { return load_posting(tail_bytes() + 8 * i); }
     [[nodiscard]] std::vector<Posting> tail() const {
@@ -303,10 +303,10 @@ public:
             }
             return 0;
         }
-        const BlockHeader h = read_header(bytes_.data() + at);
+        const BlockHeader h = read_header(data() + at);
         if (doc < h.first) return 0;
         std::uint32_t docs[block_size], tfs[block_size];
-        decode_block(bytes_.data() + at, h, docs, tfs);
+        decode_block(data() + at, h, docs, tfs);
         const auto* it = std::lower_bound(docs, docs + h.count, doc);
         return it != docs + h.count && *it == doc ? tfs[it - docs] : 0;
     }
@@ -323,8 +323,8 @@ public:
         std::uint32_t docs[block_size], tfs[block_size];
         const std::size_t end = blocks_end();
         for (std::size_t at = 0; at < end;) {
-            const BlockHeader h = read_header(bytes_.data() + at);
-            decode_block(bytes_.data() + at, h, docs, tfs);
+            const BlockHeader h = read_header(data() + at);
+            decode_block(data() + at, h, docs, tfs);
             for (std::uint32_t i = 0; i < h.count; ++i) f(docs[i], tfs[i]);
             at += h.bytes();
         }
@@ -352,10 +352,27 @@ public:
         last_count_ = static_cast<std::uint8_t>(last_count);
     }
 
+    /// A read-only list over `n_bytes` bytes of blocks that live elsewhere (a loaded
+    /// file's, checked: bm25_file.hpp), with `size` postings, the last block `last_count`
+    /// long ending at `last`. Only the const members may be called on it.
+    [[nodiscard]] static PostingList view(const std::uint8_t* p, std::size_t n_bytes, std::size_t size, DocId last,
+                                          std::uint32_t last_count) noexcept {
+        PostingList l;
+        l.view_ = p;
+        l.view_bytes_ = n_bytes;
+        l.size_ = static_cast<std::uint32_t>(size);
+        l.last_ = last;
+        l.last_count_ = static_cast<std::uint8_t>(last_count);
+        return l;
+    }
+
 private:
     static bool doc_less(const Posting& p, DocId d) noexcept { return p.doc < d; }
     static Posting load_posting(const std::uint8_t* p) noexcept { return {load_u32(p), load_u32(p + 4)}; }
-    [[nodiscard]] std::size_t blocks_end() const noexcept { return bytes_.size() - 8 * std::size_t{tail_n_}; }
+    [[nodiscard]] std::size_t blocks_end() const noexcept {
+        return view_ != nullptr ? view_bytes_ : bytes_.size() - 8 * std::size_t{tail_n_};
+    }
+    [[nodiscard]] const std::uint8_t* data() const noexcept { return view_ != nullptr ? view_ : bytes_.data(); }
 
     /// Copies the tail out and removes it from the buffer.
     std::vector<Posting> take_tail() {
@@ -381,7 +398,7 @@ private:
         const std::size_t end = blocks_end();
         std::size_t at = 0;
         while (at < end) {
-            const BlockHeader h = read_header(bytes_.data() + at);
+            const BlockHeader h = read_header(data() + at);
             if (h.last >= doc) return at;
             at += h.bytes();
         }
@@ -441,6 +458,8 @@ private:
     }
 
     std::vector<std::uint8_t> bytes_;  ///< blocks, then the tail's raw pairs
+    const std::uint8_t* view_ = nullptr;  ///< a view's blocks (bytes_ then unused)
+    std::size_t view_bytes_ = 0;
     std::uint32_t size_ = 0;
     DocId last_ = 0;                   ///< the largest doc (when not empty)
     std::uint8_t tail_n_ = 0;          ///< postings in the tail (< 128 between calls)

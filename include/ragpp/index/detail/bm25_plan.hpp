@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -49,8 +50,8 @@ struct Plan {
     double one_minus_b = 1, b_over_avgdl = 0;  // L(d) = (1 - b) + (b / avgdl) |d|
     const DocSet* allowed = nullptr;
     std::vector<QueryTerm> terms;
-    const std::vector<std::uint32_t>* doc_len = nullptr;  // the index's, by DocId
-    const std::vector<std::uint8_t>* live = nullptr;      // the index's, by DocId
+    const std::span<const std::uint32_t>* doc_len = nullptr;  // the index's, by DocId (memory or a loaded file)
+    const std::span<const std::uint8_t>* live = nullptr;      // the index's, by DocId
     bool all = false;  // the variant scores every document (rank_bm25_l, rank_bm25_plus)
     [[nodiscard]] bool allows(DocId d) const noexcept { return allowed == nullptr || allowed->test(d); }
     [[nodiscard]] double norm(std::uint32_t len) const noexcept {
@@ -81,9 +82,9 @@ struct FieldedPlan {
     std::array<double, 4> b_over_avg{0.0, 0.0, 0.0, 0.0};
     const DocSet* allowed = nullptr;
     std::vector<FieldedTerm> terms;
-    const std::vector<std::uint32_t>* doc_len = nullptr;  // the index's, by DocId
-    const std::vector<std::uint8_t>* live = nullptr;      // the index's, by DocId
-    const std::array<FieldData, 3>* fields = nullptr;     // the index's title, headings, path
+    const std::span<const std::uint32_t>* doc_len = nullptr;  // the index's, by DocId (memory or a loaded file)
+    const std::span<const std::uint8_t>* live = nullptr;      // the index's, by DocId
+    std::array<std::span<const std::uint32_t>, 3> field_len{};  // title, headings, path lengths by DocId (may be shorter)
     bool all = false;
     [[nodiscard]] bool allows(DocId d) const noexcept { return allowed == nullptr || allowed->test(d); }
     [[nodiscard]] double norm(std::size_t f, std::uint32_t len) const noexcept {
@@ -91,7 +92,7 @@ struct FieldedPlan {
     }
     /// The length of field f (0 the body) of document d.
     [[nodiscard]] std::uint32_t len(std::size_t f, DocId d) const noexcept {
-        return f == 0 ? (*doc_len)[d] : (*fields)[f - 1].length(d);
+        return f == 0 ? (*doc_len)[d] : d < field_len[f - 1].size() ? field_len[f - 1][d] : 0;
     }
 };
 

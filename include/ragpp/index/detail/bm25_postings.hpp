@@ -80,16 +80,27 @@ public:
 
     [[nodiscard]] std::uint32_t find(std::string_view term) const noexcept { return find(term, hash(term)); }
     [[nodiscard]] std::uint32_t find(std::string_view term, std::uint64_t h) const noexcept {
-        if (slots_.empty()) return npos;
+        return probe(slots_.data(), slots_.size(), term, h, [&](std::uint32_t id) { return std::string_view(names_[id]); });
+    }
+    /// The lookup over a table of `n` slots (0 or a power of two) laid out as this class
+    /// lays out its own (a loaded file's, bm25_file.hpp); name(id) gives the name of an
+    /// id found in a slot (and may throw for one out of range). At most n probes, so a
+    /// damaged table without an empty slot still ends.
+    template <class Name>
+    [[nodiscard]] static std::uint32_t probe(const std::uint64_t* slots, std::size_t n, std::string_view term,
+                                             std::uint64_t h, Name&& name) {
+        if (n == 0) return npos;
+        const std::size_t mask = n - 1;
         const auto tag = static_cast<std::uint32_t>(h >> 32);
-        for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-            const std::uint64_t s = slots_[i];
+        for (std::size_t k = 0, i = h & mask; k < n; ++k, i = (i + 1) & mask) {
+            const std::uint64_t s = slots[i];
             if (s == 0) return npos;
             if (static_cast<std::uint32_t>(s >> 32) == tag) {
                 const auto id = static_cast<std::uint32_t>(s) - 1;
-                if (names_[id] == term) return id;
+                if (name(id) == term) return id;
             }
         }
+        return npos;
     }
     /// The id of `term`, added with the next id when absent.
     std::uint32_t intern(std::string_view term, std::uint64_t h) {
@@ -107,6 +118,10 @@ public:
         if (!slots_.empty()) bm25::prefetch(&slots_[h & mask_]);
     }
     [[nodiscard]] const std::string& name(std::uint32_t id) const noexcept { return names_[id]; }
+    /// The slot of a term of hash `h` and id `id` in a table (see probe).
+    [[nodiscard]] static std::uint64_t slot_value(std::uint64_t h, std::uint32_t id) noexcept {
+        return (h & 0xFFFFFFFF00000000ULL) | (std::uint64_t{id} + 1);
+    }
     /// Releases the spare capacity of the names.
     void shrink_to_fit() { names_.shrink_to_fit(); }
     [[nodiscard]] std::size_t size() const noexcept { return names_.size(); }
@@ -130,7 +145,7 @@ private:
     void place(std::uint64_t h, std::uint32_t id) noexcept {
         std::size_t i = h & mask_;
         while (slots_[i] != 0) i = (i + 1) & mask_;
-        slots_[i] = (h & 0xFFFFFFFF00000000ULL) | (std::uint64_t{id} + 1);
+        slots_[i] = slot_value(h, id);
     }
     void rehash(std::size_t n) {
         slots_.assign(n, 0);
