@@ -143,9 +143,11 @@ struct FrozenIndex {
         return TermDict::probe(table, table_size, term, TermDict::hash(term),
                                [&](std::uint32_t id) { return term_name(id); });
     }
+    /// n skyline points at `off` of an array of `total`; what() names the list in a message.
+    template <class What>
     [[nodiscard]] std::vector<SkyPoint> skyline(const std::uint8_t* base, std::size_t total, std::uint64_t off,
-                                                std::uint32_t n, const std::string& what) const {
-        if (off > total || n > total - off) fail("the skyline of " + what + " lies outside the skylines");
+                                                std::uint32_t n, What&& what) const {
+        if (off > total || n > total - off) fail("the skyline of " + what() + " lies outside the skylines");
         std::vector<SkyPoint> s(n);
         if (n != 0) std::memcpy(s.data(), base + off * sizeof(SkyPoint), n * sizeof(SkyPoint));
         return s;
@@ -178,7 +180,7 @@ struct FrozenIndex {
         });
         if (e.df != 0 && (last != e.last_doc || last_count != e.last_count))
             fail(what + ": the entry's last document or last block count is wrong");
-        const auto stored = skyline(sky, nsky, e.sky_off, e.sky_n, what);
+        const auto stored = skyline(sky, nsky, e.sky_off, e.sky_n, [&] { return what; });
         if (stored.size() != points.size() ||
             !std::equal(points.begin(), points.end(), stored.begin(),
                         [](const SkyPoint& a, const SkyPoint& b) { return a.tf == b.tf && a.len == b.len; })) {
@@ -232,7 +234,7 @@ struct FrozenIndex {
             checked[t].store(1, std::memory_order_release);
         }
         td.postings = PostingList::view(blocks + e.list_off, e.list_bytes, e.df, e.last_doc, e.last_count);
-        td.skyline = skyline(sky, nsky, e.sky_off, e.sky_n, quote(term_name(t)));
+        td.skyline = skyline(sky, nsky, e.sky_off, e.sky_n, [&] { return quote(term_name(t)); });
         if (!td.skyline.empty()) td.front = td.skyline.front();
         return td;
     }
@@ -258,16 +260,16 @@ struct FrozenIndex {
         const std::size_t at = field_slot(fi, t);
         if (at == fd.nterms) return v;
         const auto e = load_at<FieldEntry>(fd.entries, at);
-        const std::string what = std::string(names[fi]) + " " + quote(term_name(t));
+        auto what = [&] { return std::string(names[fi]) + " " + quote(term_name(t)); };
         if (e.n == 0 || e.post_off > fd.npostings || e.n > fd.npostings - e.post_off)
-            fail("the postings of " + what + " lie outside the field's postings");
+            fail("the postings of " + what() + " lie outside the field's postings");
         v.begin = fd.postings + e.post_off;
         v.end = v.begin + e.n;
         for (const Posting* p = v.begin; p != v.end; ++p) {
             if (p->doc >= slots || !live[p->doc] || p->doc >= fd.len.size())
-                fail(what + " has a posting for absent document " + std::to_string(p->doc));
-            if (p != v.begin && p->doc <= p[-1].doc) fail("postings of " + what + " are not in increasing document order");
-            if (p->tf == 0) fail(what + " has a zero frequency");
+                fail(what() + " has a posting for absent document " + std::to_string(p->doc));
+            if (p != v.begin && p->doc <= p[-1].doc) fail("postings of " + what() + " are not in increasing document order");
+            if (p->tf == 0) fail(what() + " has a zero frequency");
         }
         v.skyline = skyline(fd.sky, fd.nsky, e.sky_off, e.sky_n, what);
         return v;
