@@ -1160,6 +1160,13 @@ TEST_CASE("BM25 a loaded index answers in place: mapped, read and in-memory resu
         CHECK(writer.search_terms(terms, k, o) == rebuilt.search_terms(terms, k, o, BM25Strategy::exhaustive));
         CHECK(writer.search_terms(terms, k, o) == live.search_terms(terms, k, o));
     }
+    // An empty index round-trips (no terms, no table), and takes writes after its load.
+    Index empty = Index::from_bytes(Index{}.to_bytes());
+    CHECK(empty.frozen());
+    CHECK(empty.search("t1", 10).empty());
+    CHECK(empty.document_frequency("t1") == 0);
+    empty.add_document(doc("t1 t2"));
+    CHECK(empty.search("t1", 10).size() == 1);
     // The mapped index loaded before the writes still answers from its file.
     CHECK(mapped.search_terms(std::vector<std::string>{rc.vocab[3]}, 5) == read.search_terms(std::vector<std::string>{rc.vocab[3]}, 5));
 }
