@@ -13,11 +13,11 @@
 // frozen), the whole Engine::open. Until BM25's load is zero-copy, bm25_load_s is most
 // of the whole; the other parts show what the Engine's own open costs.
 //
-//   bench_open --make-corpus corpus.jsonl [--docs 1000000] [--seed 7]
+//   bench_open --make-corpus corpus.jsonl [--docs 1000000] [--seed 7] [--words 40-80]
 //   ragpp index corpus.jsonl --out idx
 //   bench_open --index idx [--queries 100] [--only breakdown]
 //
-// The corpus: --docs documents of 40 to 80 words (mean 60) drawn from 200,000 words
+// The corpus: --docs documents of 40 to 80 words (mean 60; --words MIN-MAX) drawn from 200,000 words
 // "w<rank>" with P(rank r) ~ 1/r^1.07 (fixed seed), with metadata "type" (4 values),
 // "priority" (a number, 0 to 9), "date" (one of 365 days of 2025) and, on one document in
 // 5, "groups" (admins or sales). Queries: 2 to 4 words of ranks 100 to 20,000, hybrid
@@ -85,7 +85,7 @@ void evict(const std::filesystem::path& dir) {
     }
 }
 
-int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed) {
+int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed, const std::string& words) {
     constexpr std::size_t vocab = 200'000;
     std::vector<double> cdf(vocab);
     double total = 0;
@@ -93,7 +93,8 @@ int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed) {
     for (auto& c : cdf) c /= total;
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
-    std::uniform_int_distribution<int> length(40, 80);
+    const auto dash = words.find('-');
+    std::uniform_int_distribution<int> length(std::stoi(words.substr(0, dash)), std::stoi(words.substr(dash + 1)));
     const char* types[] = {"guide", "ticket", "wiki", "code"};
     std::ofstream out(file, std::ios::binary);
     std::string line;
@@ -176,9 +177,11 @@ void breakdown(const std::filesystem::path& dir) {
         return Engine::Vectors::load(g.dir / "vector.idx", ragpp::make_any_embedder(config), {}, Engine::default_open);
     });
     const std::size_t chunks = store.size();
+    Engine::Hybrid hybrid(std::move(store), ragpp::RetrieverOptions{}, std::move(bm25), std::move(vectors));
+    const ragpp::CollectionOptions collection;
     const auto docs = timed("places_metadata_load", [&] {
-        return Engine::Documents::load(Engine::Hybrid(std::move(store), {}, std::move(bm25), std::move(vectors)), {},
-                                       g.dir / "places.bin", g.dir / "metadata.bin", Engine::default_open);
+        return Engine::Documents::load(std::move(hybrid), collection, g.dir / "places.bin", g.dir / "metadata.bin",
+                                       Engine::default_open);
     });
     const auto e = timed("engine_open", [&] { return Engine::open(dir, 1); });
     std::printf("{\"breakdown\":\"mmap warm\",\"generation_json_bytes\":%llu,\"chunks\":%zu,\"sources\":%zu",
@@ -193,7 +196,8 @@ void breakdown(const std::filesystem::path& dir) {
 
 int main(int argc, char** argv) try {
     if (const auto file = arg(argc, argv, "make-corpus", ""); !file.empty())
-        return make_corpus(file, std::stoul(arg(argc, argv, "docs", "1000000")), std::stoull(arg(argc, argv, "seed", "7")));
+        return make_corpus(file, std::stoul(arg(argc, argv, "docs", "1000000")), std::stoull(arg(argc, argv, "seed", "7")),
+                           arg(argc, argv, "words", "40-80"));
     const std::string dir = arg(argc, argv, "index", "");
     if (dir.empty()) {
         std::fprintf(stderr, "usage: bench_open --make-corpus FILE [--docs N] | --index DIR [--queries N]\n");

@@ -220,10 +220,12 @@ public:
             at += n;
         };
         auto u64 = [&](std::uint64_t v) { put(&v, 8); };
-        u64(doc_terms_.size());
+        std::size_t universe = doc_terms_.size();  // one past the largest indexed DocId
+        while (universe > 0 && !live_.test(static_cast<DocId>(universe - 1))) --universe;
+        u64(universe);
         u64(size_);
         std::vector<DocId> holes;
-        for (std::size_t id = 0; id < doc_terms_.size(); ++id)
+        for (std::size_t id = 0; id < universe; ++id)
             if (!live_.test(static_cast<DocId>(id))) holes.push_back(static_cast<DocId>(id));
         u64(holes.size());
         put(holes.data(), holes.size() * 4);
@@ -277,9 +279,13 @@ public:
     /// IoError when it cannot be read, FormatError naming the file when it is truncated,
     /// damaged or of another version (with options.verify: also any order, offset or
     /// DocId out of place; otherwise those are found when a filter reads them).
-    [[nodiscard]] static MetadataIndex load(const std::filesystem::path& path, OpenOptions options = {}) {
+    /// `max_universe`, when given, bounds the file's universe (one past its largest DocId)
+    /// before anything is allocated for it (a caller that knows the DocIds passes it).
+    [[nodiscard]] static MetadataIndex load(const std::filesystem::path& path, OpenOptions options = {},
+                                            std::optional<std::size_t> max_universe = std::nullopt) {
         MetadataIndex m;
-        m.frozen_ = std::make_shared<const detail::FrozenMetadata>(path, options.mmap, options.verify);
+        m.frozen_ = std::make_shared<const detail::FrozenMetadata>(
+            path, options.mmap, options.verify, max_universe ? std::uint64_t{*max_universe} : std::uint64_t{1} << 32);
         const auto u = static_cast<std::size_t>(m.frozen_->universe());
         m.live_ = DocSet::all(u);
         for (DocId id : m.frozen_->holes()) m.live_.reset(id);

@@ -358,7 +358,7 @@ public:
                                          const std::filesystem::path& metadata, OpenOptions open = {}) {
         Collection c(std::move(retriever), std::move(options));
         c.frozen_ = std::make_shared<const detail::FrozenPlaces>(places, open.mmap, open.verify, c.sources_);
-        c.metadata_ = MetadataIndex::load(metadata, open);
+        c.metadata_ = MetadataIndex::load(metadata, open, static_cast<std::size_t>(c.frozen_->universe()));
         const auto mismatch = [&] {
             return FormatError("'" + metadata.string() + "' indexes " + std::to_string(c.metadata_.size()) + " documents, '" +
                                places.string() + "' places " + std::to_string(c.frozen_->chunks()) + " chunks (or others)");

@@ -66,13 +66,17 @@ struct FrozenMetadataField {
 /// A MetadataIndex file, parsed down to its fields (the arrays stay in the file's bytes).
 class FrozenMetadata {
 public:
-    FrozenMetadata(const std::filesystem::path& path, bool mmap, bool verify)
+    /// `max_universe` bounds the universe before anything is allocated for it.
+    FrozenMetadata(const std::filesystem::path& path, bool mmap, bool verify,
+                   std::uint64_t max_universe = std::uint64_t{1} << 32)
         : bytes_(std::make_shared<const FileBytes>(path, mmap)), file_("'" + path.string() + "'") {
         BinaryReader in(bytes_->view(), metadata_format, path.string(), verify);
         payload_ = bytes_->view().substr(binary_header_size);
         universe_ = in.u64("universe");
         size_ = in.u64("size");
-        if (universe_ > (std::uint64_t{1} << 32)) in.fail("universe " + std::to_string(universe_) + " is beyond the DocIds");
+        if (universe_ > std::min(max_universe, std::uint64_t{1} << 32))
+            in.fail("universe " + std::to_string(universe_) + " is beyond the " +
+                    std::to_string(std::min(max_universe, std::uint64_t{1} << 32)) + " DocIds expected");
         const std::size_t h = in.count("hole count", 4);
         holes_ = {reinterpret_cast<const DocId*>(in.raw(h * 4, "holes").data()), h};
         if (h > universe_ || universe_ - h != size_)
