@@ -14,8 +14,10 @@
 // of the whole; the other parts show what the Engine's own open costs.
 //
 //   bench_open --make-corpus corpus.jsonl [--docs 1000000] [--seed 7] [--words 40-80]
+//   bench_open --make-corpus FOLDER --files 20000 [--docs ...]   (a folder of Markdown files)
 //   ragpp index corpus.jsonl --out idx
 //   bench_open --index idx [--queries 100] [--only breakdown]
+//   bench_open --build corpus.jsonl --out idx [--embedder hashing:64]   (Engine::build + save, timed)
 //
 // The corpus: --docs documents of 40 to 80 words (mean 60; --words MIN-MAX) drawn from 200,000 words
 // "w<rank>" with P(rank r) ~ 1/r^1.07 (fixed seed), with metadata "type" (4 values),
@@ -25,6 +27,9 @@
 // documents without groups); every other query also with the filter
 // "type=guide, date>=2025-03-01" (the metadata index's postings are read).
 // An index built before the metadata fields were added (type only) works too.
+// With --files F the corpus is a folder of F Markdown files (many sources): file f holds
+// documents [f * docs / F, (f + 1) * docs / F), each a "## s<d>" section (one chunk), with
+// the metadata of its first document as front matter.
 #include <ragpp/engine/engine.hpp>
 
 #include <algorithm>
@@ -75,6 +80,12 @@ std::pair<double, double> rss_mb() {
     return {anon, file};
 }
 
+double peak_rss_mb() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
 void evict(const std::filesystem::path& dir) {
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
         const int fd = ::open(e.path().c_str(), O_RDONLY);
@@ -85,7 +96,7 @@ void evict(const std::filesystem::path& dir) {
     }
 }
 
-int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed, const std::string& words) {
+int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed, const std::string& words, std::size_t files) {
     constexpr std::size_t vocab = 200'000;
     std::vector<double> cdf(vocab);
     double total = 0;
@@ -96,23 +107,41 @@ int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed, c
     const auto dash = words.find('-');
     std::uniform_int_distribution<int> length(std::stoi(words.substr(0, dash)), std::stoi(words.substr(dash + 1)));
     const char* types[] = {"guide", "ticket", "wiki", "code"};
-    std::ofstream out(file, std::ios::binary);
+    std::ofstream out;
+    if (files == 0) out.open(file, std::ios::binary);
+    else std::filesystem::create_directories(file);
     std::string line;
-    for (std::size_t d = 0; d < docs; ++d) {
-        line = "{\"id\":\"d" + std::to_string(d) + "\",\"text\":\"";
+    auto text = [&] {
+        std::string t;
         const int n = length(rng);
         for (int i = 0; i < n; ++i) {
             const auto r = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), unit(rng)) - cdf.begin());
-            line += (i ? " w" : "w") + std::to_string(std::min(r, vocab - 1));
+            t += (i ? " w" : "w") + std::to_string(std::min(r, vocab - 1));
         }
+        return t;
+    };
+    auto date_of = [](std::size_t d) {
         char date[16];
         std::snprintf(date, sizeof date, "2025-%02d-%02d", static_cast<int>(1 + (d / 28) % 12), static_cast<int>(1 + d % 28));
+        return std::string(date);
+    };
+    for (std::size_t f = 0; f < files; ++f) {  // a folder of Markdown files
+        const std::size_t b = f * docs / files, e = (f + 1) * docs / files;
+        std::string md = "---\ntype: " + std::string(types[b % 4]) + "\npriority: " + std::to_string(b % 10) + "\ndate: " + date_of(b) +
+                         (b % 5 == 0 ? (b % 10 == 0 ? "\ngroups: [admins]" : "\ngroups: [sales]") : "") + "\n---\n# f" +
+                         std::to_string(f) + "\n\n";
+        for (std::size_t d = b; d < e; ++d) md += "## s" + std::to_string(d) + "\n\n" + text() + "\n\n";
+        std::ofstream(std::filesystem::path(file) / ("f" + std::to_string(f) + ".md"), std::ios::binary) << md;
+    }
+    for (std::size_t d = 0; files == 0 && d < docs; ++d) {
+        line = "{\"id\":\"d" + std::to_string(d) + "\",\"text\":\"" + text();
+        const std::string date = date_of(d);
         line += std::string("\",\"metadata\":{\"type\":\"") + types[d % 4] + "\",\"priority\":" + std::to_string(d % 10) +
                 ",\"date\":{\"date\":\"" + date + "\"}" + (d % 5 == 0 ? (d % 10 == 0 ? ",\"groups\":[\"admins\"]" : ",\"groups\":[\"sales\"]") : "") +
                 "}}\n";
         out << line;
     }
-    if (!out) throw ragpp::IoError("cannot write '" + file + "'");
+    if (files == 0 && !out) throw ragpp::IoError("cannot write '" + file + "'");
     std::printf("{\"corpus\":\"%s\",\"docs\":%zu}\n", file.c_str(), docs);
     return 0;
 }
@@ -197,7 +226,18 @@ void breakdown(const std::filesystem::path& dir) {
 int main(int argc, char** argv) try {
     if (const auto file = arg(argc, argv, "make-corpus", ""); !file.empty())
         return make_corpus(file, std::stoul(arg(argc, argv, "docs", "1000000")), std::stoull(arg(argc, argv, "seed", "7")),
-                           arg(argc, argv, "words", "40-80"));
+                           arg(argc, argv, "words", "40-80"), std::stoul(arg(argc, argv, "files", "0")));
+    if (const auto corpus = arg(argc, argv, "build", ""); !corpus.empty()) {  // the folder, as `ragpp index` writes it
+        ragpp::EngineConfig config;
+        config.embedder = arg(argc, argv, "embedder", "hashing:64");
+        const double c0 = cpu_seconds();
+        const auto t0 = Clock::now();
+        const auto e = ragpp::Engine::build(corpus, config);
+        e.save(arg(argc, argv, "out", "idx"));
+        std::printf("{\"built\":\"%s\",\"chunks\":%zu,\"sources\":%zu,\"build_s\":%.1f,\"build_cpu_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
+                    corpus.c_str(), e.size(), e.documents().source_count(), seconds_since(t0), cpu_seconds() - c0, peak_rss_mb());
+        return 0;
+    }
     const std::string dir = arg(argc, argv, "index", "");
     if (dir.empty()) {
         std::fprintf(stderr, "usage: bench_open --make-corpus FILE [--docs N] | --index DIR [--queries N]\n");
