@@ -8,17 +8,28 @@
 // Every run is a child process, so its RSS is its own. One JSON line per run: open wall
 // and CPU seconds, RSS (anonymous and file-backed) after open and after the queries,
 // the first query's and the median query's wall time; then one line splitting a warm
-// mmap open into its steps (generation.json with the source manifest, documents.bin,
-// bm25.idx, vector.idx, decoding every chunk once as Collection::adopt does, the whole).
+// mmap open into its steps, each timed alone (wall and CPU): generation.json,
+// documents.bin, bm25.idx, vector.idx, places.bin + metadata.bin (the collection,
+// frozen), the whole Engine::open. Until BM25's load is zero-copy, bm25_load_s is most
+// of the whole; the other parts show what the Engine's own open costs.
 //
-//   bench_open --make-corpus corpus.jsonl [--docs 1000000] [--seed 7]
+//   bench_open --make-corpus corpus.jsonl [--docs 1000000] [--seed 7] [--words 40-80]
+//   bench_open --make-corpus FOLDER --files 20000 [--docs ...]   (a folder of Markdown files)
 //   ragpp index corpus.jsonl --out idx
 //   bench_open --index idx [--queries 100] [--only breakdown]
+//   bench_open --build corpus.jsonl --out idx [--embedder hashing:64]   (Engine::build + save, timed)
 //
-// The corpus: --docs documents of 40 to 80 words (mean 60) drawn from 200,000 words
-// "w<rank>" with P(rank r) ~ 1/r^1.07 (fixed seed), with a "type" metadata field. Queries:
-// 2 to 4 words of ranks 100 to 20,000, hybrid mode, k = 10, sources checked (as
-// `ragpp search` does).
+// The corpus: --docs documents of 40 to 80 words (mean 60; --words MIN-MAX) drawn from 200,000 words
+// "w<rank>" with P(rank r) ~ 1/r^1.07 (fixed seed), with metadata "type" (4 values),
+// "priority" (a number, 0 to 9), "date" (one of 365 days of 2025) and, on one document in
+// 5, "groups" (admins or sales). Queries: 2 to 4 words of ranks 100 to 20,000, hybrid
+// mode, k = 10, sources checked (as `ragpp search` does), as the default principal (only
+// documents without groups); every other query also with the filter
+// "type=guide, date>=2025-03-01" (the metadata index's postings are read).
+// An index built before the metadata fields were added (type only) works too.
+// With --files F the corpus is a folder of F Markdown files (many sources): file f holds
+// documents [f * docs / F, (f + 1) * docs / F), each a "## s<d>" section (one chunk), with
+// the metadata of its first document as front matter.
 #include <ragpp/engine/engine.hpp>
 
 #include <algorithm>
@@ -69,6 +80,12 @@ std::pair<double, double> rss_mb() {
     return {anon, file};
 }
 
+double peak_rss_mb() {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
 void evict(const std::filesystem::path& dir) {
     for (const auto& e : std::filesystem::directory_iterator(dir)) {
         const int fd = ::open(e.path().c_str(), O_RDONLY);
@@ -79,7 +96,7 @@ void evict(const std::filesystem::path& dir) {
     }
 }
 
-int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed) {
+int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed, const std::string& words, std::size_t files) {
     constexpr std::size_t vocab = 200'000;
     std::vector<double> cdf(vocab);
     double total = 0;
@@ -87,21 +104,44 @@ int make_corpus(const std::string& file, std::size_t docs, std::uint64_t seed) {
     for (auto& c : cdf) c /= total;
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
-    std::uniform_int_distribution<int> length(40, 80);
+    const auto dash = words.find('-');
+    std::uniform_int_distribution<int> length(std::stoi(words.substr(0, dash)), std::stoi(words.substr(dash + 1)));
     const char* types[] = {"guide", "ticket", "wiki", "code"};
-    std::ofstream out(file, std::ios::binary);
+    std::ofstream out;
+    if (files == 0) out.open(file, std::ios::binary);
+    else std::filesystem::create_directories(file);
     std::string line;
-    for (std::size_t d = 0; d < docs; ++d) {
-        line = "{\"id\":\"d" + std::to_string(d) + "\",\"text\":\"";
+    auto text = [&] {
+        std::string t;
         const int n = length(rng);
         for (int i = 0; i < n; ++i) {
             const auto r = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), unit(rng)) - cdf.begin());
-            line += (i ? " w" : "w") + std::to_string(std::min(r, vocab - 1));
+            t += (i ? " w" : "w") + std::to_string(std::min(r, vocab - 1));
         }
-        line += std::string("\",\"metadata\":{\"type\":\"") + types[d % 4] + "\"}}\n";
+        return t;
+    };
+    auto date_of = [](std::size_t d) {
+        char date[16];
+        std::snprintf(date, sizeof date, "2025-%02d-%02d", static_cast<int>(1 + (d / 28) % 12), static_cast<int>(1 + d % 28));
+        return std::string(date);
+    };
+    for (std::size_t f = 0; f < files; ++f) {  // a folder of Markdown files
+        const std::size_t b = f * docs / files, e = (f + 1) * docs / files;
+        std::string md = "---\ntype: " + std::string(types[b % 4]) + "\npriority: " + std::to_string(b % 10) + "\ndate: " + date_of(b) +
+                         (b % 5 == 0 ? (b % 10 == 0 ? "\ngroups: [admins]" : "\ngroups: [sales]") : "") + "\n---\n# f" +
+                         std::to_string(f) + "\n\n";
+        for (std::size_t d = b; d < e; ++d) md += "## s" + std::to_string(d) + "\n\n" + text() + "\n\n";
+        std::ofstream(std::filesystem::path(file) / ("f" + std::to_string(f) + ".md"), std::ios::binary) << md;
+    }
+    for (std::size_t d = 0; files == 0 && d < docs; ++d) {
+        line = "{\"id\":\"d" + std::to_string(d) + "\",\"text\":\"" + text();
+        const std::string date = date_of(d);
+        line += std::string("\",\"metadata\":{\"type\":\"") + types[d % 4] + "\",\"priority\":" + std::to_string(d % 10) +
+                ",\"date\":{\"date\":\"" + date + "\"}" + (d % 5 == 0 ? (d % 10 == 0 ? ",\"groups\":[\"admins\"]" : ",\"groups\":[\"sales\"]") : "") +
+                "}}\n";
         out << line;
     }
-    if (!out) throw ragpp::IoError("cannot write '" + file + "'");
+    if (files == 0 && !out) throw ragpp::IoError("cannot write '" + file + "'");
     std::printf("{\"corpus\":\"%s\",\"docs\":%zu}\n", file.c_str(), docs);
     return 0;
 }
@@ -124,6 +164,7 @@ void run(const std::filesystem::path& dir, const char* mode, ragpp::OpenOptions 
         ragpp::EngineQuery eq;
         eq.k = 10;
         eq.mode = ragpp::SearchMode::hybrid;
+        if (q % 2 == 1) eq.filter = "type=guide, date>=2025-03-01";
         const auto tq = Clock::now();
         const auto r = e.search(query, eq);
         times.push_back(seconds_since(tq));
@@ -142,43 +183,60 @@ void run(const std::filesystem::path& dir, const char* mode, ragpp::OpenOptions 
 }
 
 void breakdown(const std::filesystem::path& dir) {
-    auto t = Clock::now();
-    const auto g = ragpp::open_generation(dir, false);
-    const double generation_s = seconds_since(t);
-    t = Clock::now();
-    const auto manifest = ragpp::SourceManifest::from_json(g.info.at("sources"), "bench");
-    const double manifest_s = seconds_since(t);
-    t = Clock::now();
-    const auto store = ragpp::DocumentStore::open(g.dir / "documents.bin", ragpp::Engine::default_open);
-    const double store_s = seconds_since(t);
-    const auto config = ragpp::Engine::config_from_json(g.info.at("settings"));
-    t = Clock::now();
-    const auto bm25 = ragpp::Engine::Bm25::load(g.dir / "bm25.idx", ragpp::AnyAnalyzer(config.analyzer), ragpp::Engine::default_open);
-    const double bm25_s = seconds_since(t);
-    t = Clock::now();
-    const auto vectors = ragpp::Engine::Vectors::load(g.dir / "vector.idx", ragpp::make_any_embedder(config), {},
-                                                      ragpp::Engine::default_open);
-    const double vectors_s = seconds_since(t);
-    t = Clock::now();
-    std::size_t decoded = 0;
-    for (ragpp::DocId id = 0; id < store.capacity(); ++id) decoded += store.get(id) != nullptr;
-    const double decode_s = seconds_since(t);
-    t = Clock::now();
-    const auto e = ragpp::Engine::open(dir, 1);
-    const double engine_s = seconds_since(t);
-    std::printf("{\"breakdown\":\"mmap warm\",\"generation_json_bytes\":%llu,\"open_generation_s\":%.4f,"
-                "\"manifest_from_json_s\":%.4f,\"documents_bin_open_s\":%.4f,\"bm25_load_s\":%.4f,\"vector_load_s\":%.4f,"
-                "\"decode_every_chunk_s\":%.4f,\"engine_open_s\":%.4f,\"chunks\":%zu,\"sources\":%zu}\n",
-                static_cast<unsigned long long>(std::filesystem::file_size(g.dir / "generation.json")), generation_s,
-                manifest_s, store_s, bm25_s, vectors_s, decode_s, engine_s, decoded,
-                manifest.size());
+    using ragpp::Engine;
+    struct Step {
+        const char* name;
+        double wall, cpu;
+    };
+    std::vector<Step> steps;
+    auto timed = [&](const char* name, auto&& f) {
+        const double c0 = cpu_seconds();
+        const auto t0 = Clock::now();
+        auto r = f();
+        steps.push_back({name, seconds_since(t0), cpu_seconds() - c0});
+        return r;
+    };
+    const auto g = timed("open_generation", [&] { return ragpp::open_generation(dir, false); });
+    auto store = timed("documents_bin_open", [&] { return ragpp::DocumentStore::open(g.dir / "documents.bin", Engine::default_open); });
+    const auto config = Engine::config_from_json(g.info.at("settings"));
+    auto bm25 = timed("bm25_load", [&] {
+        return Engine::Bm25::load(g.dir / "bm25.idx", ragpp::AnyAnalyzer(config.analyzer), Engine::default_open);
+    });
+    auto vectors = timed("vector_load", [&] {
+        return Engine::Vectors::load(g.dir / "vector.idx", ragpp::make_any_embedder(config), {}, Engine::default_open);
+    });
+    const std::size_t chunks = store.size();
+    Engine::Hybrid hybrid(std::move(store), ragpp::RetrieverOptions{}, std::move(bm25), std::move(vectors));
+    const ragpp::CollectionOptions collection;
+    const auto docs = timed("places_metadata_load", [&] {
+        return Engine::Documents::load(std::move(hybrid), collection, g.dir / "places.bin", g.dir / "metadata.bin",
+                                       Engine::default_open);
+    });
+    const auto e = timed("engine_open", [&] { return Engine::open(dir, 1); });
+    std::printf("{\"breakdown\":\"mmap warm\",\"generation_json_bytes\":%llu,\"chunks\":%zu,\"sources\":%zu",
+                static_cast<unsigned long long>(std::filesystem::file_size(g.dir / "generation.json")), chunks, docs.source_count());
+    for (const auto& s : steps) std::printf(",\"%s_s\":%.4f,\"%s_cpu_s\":%.4f", s.name, s.wall, s.name, s.cpu);
+    std::printf("}\n");
+    (void)e;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) try {
     if (const auto file = arg(argc, argv, "make-corpus", ""); !file.empty())
-        return make_corpus(file, std::stoul(arg(argc, argv, "docs", "1000000")), std::stoull(arg(argc, argv, "seed", "7")));
+        return make_corpus(file, std::stoul(arg(argc, argv, "docs", "1000000")), std::stoull(arg(argc, argv, "seed", "7")),
+                           arg(argc, argv, "words", "40-80"), std::stoul(arg(argc, argv, "files", "0")));
+    if (const auto corpus = arg(argc, argv, "build", ""); !corpus.empty()) {  // the folder, as `ragpp index` writes it
+        ragpp::EngineConfig config;
+        config.embedder = arg(argc, argv, "embedder", "hashing:64");
+        const double c0 = cpu_seconds();
+        const auto t0 = Clock::now();
+        const auto e = ragpp::Engine::build(corpus, config);
+        e.save(arg(argc, argv, "out", "idx"));
+        std::printf("{\"built\":\"%s\",\"chunks\":%zu,\"sources\":%zu,\"build_s\":%.1f,\"build_cpu_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
+                    corpus.c_str(), e.size(), e.documents().source_count(), seconds_since(t0), cpu_seconds() - c0, peak_rss_mb());
+        return 0;
+    }
     const std::string dir = arg(argc, argv, "index", "");
     if (dir.empty()) {
         std::fprintf(stderr, "usage: bench_open --make-corpus FILE [--docs N] | --index DIR [--queries N]\n");

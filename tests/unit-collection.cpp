@@ -107,7 +107,7 @@ TEST_CASE("Collection: removing a source leaves nothing stale, ids are never reu
         CHECK_FALSE(c.retriever().index<0>().contains(id));
         CHECK_FALSE(c.retriever().index<1>().contains(id));
         CHECK_FALSE(c.metadata().contains(id));
-        CHECK(c.place(id) == nullptr);
+        CHECK(!c.place(id));
         CHECK_THROWS_AS(c.neighbours(id), ragpp::NotFoundError);
     }
     CHECK(c.search("notice rate", 10, Filter::all(), everyone).empty());

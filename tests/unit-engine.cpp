@@ -1,6 +1,8 @@
 // ragpp::Engine (engine/engine.hpp): incremental sync against a fresh build, access in
 // every mode before and after save/open, freshness (deleted never served, changed
-// flagged), checks of a saved index folder, single-file corpora, BM25Index::idf.
+// flagged), checks of a saved index folder (its parts opened in place: filters, places and
+// syncs after open against the writer and a fresh build; damaged parts refused by name),
+// single-file corpora, BM25Index::idf.
 #include <catch2/catch.hpp>
 
 #include <ragpp/engine/engine.hpp>
@@ -153,6 +155,22 @@ void require_access_holds(const Engine& e, std::mt19937& rng) {
         }
         if (who.groups != std::vector<std::string>{"nobody"}) CHECK(seen > 0);
     }
+}
+
+/// Rewrites the ragpp binary file `p` as `bytes` with its header's payload checksum
+/// recomputed (a forged file whose own checksum holds).
+void write_with_checksum(const fs::path& p, std::string bytes) {
+    const std::uint64_t sum = ragpp::detail::fnv1a64(bytes.data() + 36, bytes.size() - 36);
+    std::memcpy(bytes.data() + 28, &sum, 8);
+    std::ofstream(p, std::ios::binary) << bytes;
+}
+
+/// Commits to `to` a generation holding the parts of generation `g`, `part` replaced by `bytes`.
+void commit_with(const fs::path& to, const OpenedGeneration& g, const std::string& part, const std::string& bytes) {
+    GenerationWriter w(to);
+    for (const char* name : {"documents.bin", "sources.bin", "places.bin", "metadata.bin", "bm25.idx", "vector.idx"})
+        w.write(name, name == part ? bytes : ragpp_test::read_file(g.dir / name));
+    w.commit(g.info);
 }
 
 }  // namespace
@@ -332,21 +350,50 @@ TEST_CASE("a saved index folder: edited parts and mixed generations are refused"
     ragpp_test::TempDir corpus_a, corpus_b, a, b, mixed;
     for (int i = 0; i < 6; ++i) write_file(corpus_a.path / ("a" + std::to_string(i) + ".md"), random_note(rng), i);
     for (int i = 0; i < 9; ++i) write_file(corpus_b.path / ("b" + std::to_string(i) + ".md"), random_note(rng), i);
-    Engine::build(corpus_a.path, test_config()).save(a.path);
+    const auto writer_a = Engine::build(corpus_a.path, test_config());
+    writer_a.save(a.path);
     Engine::build(corpus_b.path, test_config()).save(b.path);
     const auto ga = open_generation(a.path), gb = open_generation(b.path);
 
-    SECTION("a DocId edited in sources.bin: refused by the structure check of a plain open") {
-        // sources.bin: 36-byte header, u64 source count, then the first source: u32 length,
+    SECTION("a DocId edited in places.bin, checksums valid: refused by check(), served safely by a plain open") {
+        // places.bin: 36-byte header, u64 source count, then the first source: u32 length,
         // its id, u64 chunk count, u32 DocIds. Its second DocId becomes its first.
-        auto bytes = ragpp_test::read_file(ga.dir / "sources.bin");
+        auto bytes = ragpp_test::read_file(ga.dir / "places.bin");
         std::uint32_t len = 0;
         std::memcpy(&len, bytes.data() + 44, 4);
         const std::size_t ids = 44 + 4 + len + 8;
-        REQUIRE(ids + 8 <= bytes.size());
+        std::uint64_t n = 0;
+        std::memcpy(&n, bytes.data() + ids - 8, 8);
+        REQUIRE(n >= 2);
         std::memcpy(bytes.data() + ids + 4, bytes.data() + ids, 4);
-        std::ofstream(ga.dir / "sources.bin", std::ios::binary) << bytes;
-        CHECK_THROWS_WITH(Engine::open(a.path), Catch::Contains("sources.bin lists DocId"));
+        write_with_checksum(ga.dir / "places.bin", bytes);
+        commit_with(mixed.path, ga, "places.bin", ragpp_test::read_file(ga.dir / "places.bin"));
+        CHECK_THROWS_WITH(Engine::check(mixed.path), Catch::Contains("places.bin") && Catch::Contains("is wrong"));
+        // A plain open compares counts only (no per-chunk work): the forged entry is no place.
+        const auto e = Engine::open(mixed.path);
+        for (auto mode : {SearchMode::bm25, SearchMode::vector, SearchMode::hybrid}) CHECK(!ranked(e, "backup restore", mode).empty());
+    }
+    SECTION("the new parts truncated or with a forged count are refused by name") {
+        for (const std::string part : {"places.bin", "metadata.bin", "sources.bin"}) {
+            INFO(part);
+            const auto good = ragpp_test::read_file(ga.dir / part);
+            // Truncated (the generation's manifest still names the old size: open() checks it).
+            std::ofstream(ga.dir / part, std::ios::binary) << good.substr(0, good.size() / 2);
+            CHECK_THROWS_WITH(Engine::open(a.path), Catch::Contains(part));
+            // Truncated and committed (the generation agrees): the part's own header refuses it.
+            commit_with(mixed.path, ga, part, good.substr(0, good.size() - 8));
+            CHECK_THROWS_WITH(Engine::open(mixed.path), Catch::Contains(part) && Catch::Contains("truncated"));
+            // The first u64 of the payload (a source count, or the metadata's universe) forged,
+            // the part's checksum and the generation's valid.
+            auto forged = good;
+            forged[36] = static_cast<char>(forged[36] + 1);
+            const std::uint64_t sum = ragpp::detail::fnv1a64(forged.data() + 36, forged.size() - 36);
+            std::memcpy(forged.data() + 28, &sum, 8);
+            commit_with(mixed.path, ga, part, forged);
+            CHECK_THROWS_WITH(Engine::open(mixed.path), Catch::Contains(part));
+            std::ofstream(ga.dir / part, std::ios::binary) << good;
+        }
+        CHECK(Engine::open(a.path).size() == writer_a.size());
     }
     SECTION("a text edited in documents.bin: found by check() and a verifying open, not by a plain open") {
         auto bytes = ragpp_test::read_file(ga.dir / "documents.bin");
@@ -385,22 +432,24 @@ TEST_CASE("a saved index folder: edited parts and mixed generations are refused"
             CHECK(std::string(e.what()).find("bm25.idx") != std::string::npos);
         }
     }
-    SECTION("an index of the previous version (documents.jsonl) is refused as written by an older ragpp") {
-        {
-            GenerationWriter w(mixed.path);
-            w.write("documents.jsonl", "{}\n");
-            auto info = ga.info;
-            info["version"] = 2;
-            w.commit(info);
+    SECTION("an index of a previous version (2: documents.jsonl, 3: places read per chunk) is refused as written by an older ragpp") {
+        for (const int version : {2, 3}) {
+            {
+                GenerationWriter w(mixed.path);
+                w.write("documents.jsonl", "{}\n");
+                auto info = ga.info;
+                info["version"] = version;
+                w.commit(info);
+            }
+            CHECK_THROWS_WITH(Engine::open(mixed.path), Catch::Contains("older ragpp") && Catch::Contains("rebuild"));
         }
-        CHECK_THROWS_WITH(Engine::open(mixed.path), Catch::Contains("older ragpp") && Catch::Contains("rebuild"));
     }
     SECTION("untouched: opens with the same chunks, mapped or read, checked or not") {
         const auto built = Engine::build(corpus_a.path, test_config());
         auto same_as_built = [&](const Engine& e) {
             CHECK(e.documents().source_count() == 6);
             CHECK(e.generation() == ga.generation);
-            CHECK(e.manifest() == SourceManifest::from_json(ga.info.at("sources"), "info"));
+            CHECK(e.manifest() == writer_a.manifest());  // sizes, mtimes, hashes, scan times
             CHECK(e.manifest().size() == built.manifest().size());
             for (const char* query : {"backup restore", "warranty notice"})
                 for (auto mode : {SearchMode::bm25, SearchMode::vector, SearchMode::hybrid})
@@ -508,4 +557,104 @@ TEST_CASE("the library opens an index folder the tool built", "[.][consumer]") {
     REQUIRE(r.results.size() == 1);
     CHECK(r.results[0].document->id == "database.rst:4");
     CHECK(!r.results[0].stale);
+}
+
+namespace {
+
+/// A note with front matter of every metadata kind: a string, a number, a date, groups.
+std::string typed_note(std::mt19937& rng) {
+    auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+    const char* types[] = {"guide", "faq", "ticket"};
+    std::string text = "---\ntype: " + std::string(types[pick(3)]) + "\npriority: " + std::to_string(pick(5)) +
+                       "\ndate: 2025-0" + std::to_string(1 + pick(9)) + "-1" + std::to_string(pick(10)) + "\n";
+    if (const auto& g = group_choices[static_cast<std::size_t>(pick(4))]; !g.empty()) text += "groups: " + g + "\n";
+    return text + "---\n" + random_note(rng).substr(0);
+}
+
+/// The ranking of `query` under each filter and principal, in every mode: `a` and `b` alike.
+void require_same_filtered(const Engine& a, const Engine& b, std::mt19937& rng) {
+    const char* filters[] = {"",
+                             "type=guide",
+                             "type in (faq, ticket)",
+                             "priority>=2",
+                             "priority<1 or type=faq",
+                             "date>=2025-04-01, date<2025-08-15",
+                             "not type=guide",
+                             "groups in (admins)",
+                             "section=\"x\""};
+    for (const char* filter : filters)
+        for (const auto& who : {Principal{}, Principal::with_groups({"sales"}), Principal::system()}) {
+            const std::string query = random_query(rng);
+            INFO("filter '" << filter << "', query " << query);
+            EngineQuery q;
+            q.k = 100000;
+            q.principal = who;
+            q.filter = filter;
+            q.check_sources = false;
+            for (auto mode : {SearchMode::bm25, SearchMode::vector}) {
+                q.mode = mode;
+                Ranked ra, rb;
+                for (const auto& r : a.search(query, q).results) ra.emplace_back(r.document->id, r.trace[mode == SearchMode::bm25 ? 0 : 1].score.value());
+                for (const auto& r : b.search(query, q).results) rb.emplace_back(r.document->id, r.trace[mode == SearchMode::bm25 ? 0 : 1].score.value());
+                require_same_ranking(ra, rb);
+            }
+        }
+}
+
+}  // namespace
+
+TEST_CASE("an opened folder answers filtered searches as its writer and a fresh build, also after syncs", "[engine][save]") {
+    std::mt19937 rng(5);
+    ragpp_test::TempDir corpus, idx;
+    for (int i = 0; i < 30; ++i) write_file(corpus.path / ("t" + std::to_string(i) + ".md"), typed_note(rng), i);
+    const auto writer = Engine::build(corpus.path, test_config());
+    writer.save(idx.path);
+    auto opened = Engine::open(idx.path);
+    // Opened in place: the places and the metadata index are frozen until the first write.
+    CHECK(opened.documents().frozen());
+    CHECK(opened.documents().metadata().frozen());
+    CHECK(opened.documents().chunk_count() == writer.documents().chunk_count());
+    CHECK(opened.documents().metadata().posting_entries() == writer.documents().metadata().posting_entries());
+    CHECK(opened.documents().metadata().field_count() == writer.documents().metadata().field_count());
+    std::size_t filtered = 0;  // the filters select something (the comparison is not vacuous)
+    for (const char* f : {"type=guide", "priority>=2", "date>=2025-04-01, date<2025-08-15"})
+        filtered += opened.documents().allowed(parse_filter(f), Principal::system()).count();
+    CHECK(filtered > 0);
+    require_same_filtered(opened, writer, rng);
+    require_same_filtered(opened, Engine::check(idx.path), rng);
+    // Places: the same source, section and position for every chunk, and the same neighbours.
+    for (DocId id = 0; id < writer.documents().retriever().store().capacity(); ++id) {
+        const auto p = writer.documents().place(id), q = opened.documents().place(id);
+        REQUIRE(p.has_value() == q.has_value());
+        if (!p) continue;
+        CHECK(p->source == q->source);
+        CHECK(p->section == q->section);
+        CHECK(p->position == q->position);
+        CHECK(writer.documents().section_of(id, 3) == opened.documents().section_of(id, 3));
+        CHECK(writer.documents().neighbours(id, 2) == opened.documents().neighbours(id, 2));
+    }
+
+    // Syncs after open (the first write thaws) equal a fresh build, saved and opened again.
+    for (int round = 0; round < 3; ++round) {
+        INFO("round " << round);
+        for (int i = 0; i < 4; ++i)
+            write_file(corpus.path / ("t" + std::to_string(std::uniform_int_distribution<int>(0, 35)(rng)) + ".md"), typed_note(rng),
+                       100 + 10 * round + i);
+        fs::remove(corpus.path / ("t" + std::to_string(round) + ".md"));
+        opened.sync(corpus.path);
+        CHECK_FALSE(opened.documents().frozen());
+        const auto fresh = Engine::build(corpus.path, test_config());
+        require_same_filtered(opened, fresh, rng);
+        opened.save(idx.path);
+        opened = Engine::open(idx.path);
+        require_same_filtered(opened, fresh, rng);
+    }
+    // An unchanged sync keeps the engine frozen; its save writes the same parts.
+    (void)opened.sync(corpus.path);
+    CHECK(opened.documents().frozen());
+    const auto before = open_generation(idx.path);
+    opened.save(idx.path);
+    const auto after = open_generation(idx.path);
+    for (const char* part : {"places.bin", "metadata.bin"})
+        CHECK(ragpp_test::read_file(before.dir / part) == ragpp_test::read_file(after.dir / part));
 }

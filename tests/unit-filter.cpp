@@ -1,11 +1,14 @@
 // Filters, the metadata index and access control. Oracles: hand-computed sets on a
 // small collection, and Filter::matches (one document at a time) against the index's
-// compiled sets on random collections with random removals.
+// compiled sets on random collections with random removals, also through save() and a
+// frozen load() (used in place, then thawed by the next write).
 #include <ragpp/filter/access.hpp>
 #include <ragpp/filter/filter.hpp>
 #include <ragpp/filter/metadata_index.hpp>
 
 #include <catch2/catch.hpp>
+
+#include "support.hpp"
 
 #include <functional>
 #include <optional>
@@ -190,7 +193,24 @@ TEST_CASE("Compiled sets equal the oracle on random collections under add and re
     };
     MetadataIndex idx;
     std::vector<std::optional<Metadata>> truth;
+    ragpp_test::TempDir dir;
     for (int step = 0; step < 300; ++step) {
+        if (step % 60 == 59) {  // through a saved file: the frozen index answers alike, the next write thaws it
+            const auto entries = idx.posting_entries();
+            idx.save(dir.path / "meta.bin");
+            idx = MetadataIndex::load(dir.path / "meta.bin", ragpp::OpenOptions{.mmap = step % 120 == 59, .verify = pick(2) == 0});
+            REQUIRE(idx.frozen());
+            CHECK(idx.posting_entries() == entries);
+            for (int t = 0; t < 5; ++t) {
+                const Filter f = random_filter(3);
+                DocSet want(truth.size());
+                for (std::size_t i = 0; i < truth.size(); ++i)
+                    if (truth[i] && f.matches(*truth[i])) want.set(static_cast<DocId>(i));
+                INFO("seed " << seed << " step " << step << " frozen, filter " << f.to_string());
+                CHECK(idx.compile(f) == want);
+            }
+            for (std::size_t i = 0; i < truth.size(); ++i) REQUIRE(idx.contains(static_cast<DocId>(i)) == truth[i].has_value());
+        }
         const int op = pick(10);
         if (op < 6 || truth.empty()) {  // add, ids in increasing order as a store gives them
             const Metadata m = random_metadata();

@@ -6,7 +6,8 @@
 #  3. one byte of a chunk's text changed in place in documents.bin (same size): search
 #     still opens it (sizes and structure only), check exits 1 naming documents.bin;
 #  4. documents.bin truncated: search refuses it naming documents.bin;
-#  5. ragpp index over the damaged folder rebuilds it (verified open: a note), check passes.
+#  5. ragpp index over the damaged folder rebuilds it (verified open: a note), check passes;
+#  6. the same for places.bin (a byte changed: check) and metadata.bin (truncated: search).
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR}/notes)
 function(note name text)
@@ -68,4 +69,24 @@ run(0 o index ${DIR}/notes --out ${DIR}/idx --quiet)
 expect("${o}" "cannot be updated.*rebuilding it" "index over a damaged folder")
 run(0 o check ${DIR}/idx)
 expect("${o}" "generation 4 is intact: 3 chunks from 3 sources" "check after the rebuild")
+
+# 6. the parts opened in place (index version 4): a byte of places.bin changed in place is
+#    found by check (naming the part); a truncated metadata.bin is refused by search.
+set(places ${DIR}/idx/gen-000004/places.bin)
+file(SIZE ${places} places_size)
+math(EXPR offset "${places_size} - 1")
+execute_process(COMMAND sh -c "printf '\\377' | dd of='${places}' bs=1 seek=${offset} conv=notrunc status=none"
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cannot change a byte of ${places}")
+endif()
+run(1 o check ${DIR}/idx)
+expect("${o}" "places.bin" "check of a damaged places.bin")
+execute_process(COMMAND truncate -s 50 ${DIR}/idx/gen-000004/metadata.bin)
+run(1 o search ${DIR}/idx "printer")
+expect("${o}" "metadata.bin" "search of a truncated metadata.bin")
+run(0 o index ${DIR}/notes --out ${DIR}/idx --quiet)
+expect("${o}" "cannot be updated.*rebuilding it" "index over a damaged places.bin")
+run(0 o check ${DIR}/idx)
+expect("${o}" "generation 5 is intact: 3 chunks from 3 sources" "check after the second rebuild")
 message(STATUS "check scenario: all steps passed")

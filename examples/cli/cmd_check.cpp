@@ -19,8 +19,9 @@ const cli::Register reg{{"check", "verify every checksum and the consistency of 
                          [](cli::ArgParser& p) {
                              p.positional("DIR", "an index folder written by ragpp index")
                                  .epilog("Reads every byte of the current generation: each part's checksum, the\n"
-                                         "structure of documents.bin, sources.bin, bm25.idx and vector.idx, that they\n"
-                                         "hold the same chunks, and the source manifest. Exit status 0 when intact,\n"
+                                         "structure of documents.bin, sources.bin, places.bin, metadata.bin, bm25.idx\n"
+                                         "and vector.idx (every place and posting), that they hold the same chunks,\n"
+                                         "and the source manifest. Exit status 0 when intact,\n"
                                          "1 with a message naming the damaged part otherwise. (search, ask and eval\n"
                                          "check sizes and structure on open, not every checksum.)");
                          },

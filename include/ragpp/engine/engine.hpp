@@ -22,15 +22,22 @@
 //    file) whose chunks are its documents, unchunked.
 //  - save(dir) writes a generation (io/generations.hpp): parts documents.bin (the
 //    DocumentStore's binary file: every chunk with its id, text and metadata, decoded on
-//    demand), sources.bin (each source's chunk DocIds, in order), bm25.idx and
-//    vector.idx, every part checksummed by the generation's manifest; its info (version
-//    3) holds the settings the index was built with, the SourceManifest (path, size,
-//    mtime, content hash, chunk ids of each source), the corpus root and the counts.
-//    open(dir) maps the parts and checks their sizes and structure, then that they agree:
-//    as many documents in each index as in documents.bin, the same DocIds, the counts of
-//    info, sources.bin and the manifest; FormatError naming the folder otherwise.
-//    check(dir) (`ragpp check`) also verifies every checksum and every chunk. An index
-//    of version 2 (documents.jsonl) is refused as written by an older ragpp.
+//    demand), sources.bin (the SourceManifest: path, size, mtime, content hash of each
+//    source), places.bin (each source's chunk DocIds in order, and per DocId its source,
+//    position and section: Collection::save_parts), metadata.bin (the MetadataIndex's
+//    postings), bm25.idx and vector.idx, every part checksummed by the generation's
+//    manifest; its info (version 4) holds the settings the index was built with, the
+//    corpus root and the counts (chunks, sources, next DocId).
+//    open(dir) maps the parts and uses them in place: nothing is read or checked per
+//    chunk (places and metadata index frozen until the first write, which builds them in
+//    memory from the same parts); it checks every part's header, sizes and structure,
+//    then that they agree: the counts of the info, documents.bin, places.bin,
+//    metadata.bin, both indexes and the manifest, and the manifest's sources against
+//    places.bin's; FormatError naming the folder and the part otherwise. check(dir)
+//    (`ragpp check`) also verifies every checksum, every place and posting, each chunk's
+//    DocId in every part, and that every chunk decodes. An index of version 2
+//    (documents.jsonl) or 3 (source manifest with every chunk key in the info, places
+//    rebuilt by reading every chunk at open) is refused as written by an older ragpp.
 //  - sync(corpus) scans the corpus, diffs it against the manifest (io/sources.hpp) and
 //    removes deleted sources, re-chunks and re-indexes changed ones, adds new ones;
 //    unchanged sources keep their chunks and DocIds. For a single-file corpus it
@@ -232,11 +239,12 @@ public:
 
     /// Opens the current generation of the index folder `dir` (written by save()).
     /// `threads`: threads of a transformer embedder and of cross-encoders (0: every core).
-    /// `options`: by default the parts (documents.bin, bm25.idx, vector.idx) are mapped
-    /// (memory follows what queries touch) and checked for size, structure and agreement
-    /// with each other, but their checksums are not computed (that reads every byte);
-    /// OpenOptions{.verify = true}, or check(), checks those too and that the source
-    /// manifest names exactly the stored chunks. A part changed in place while mapped is
+    /// `options`: by default the parts are mapped (memory follows what queries touch) and
+    /// checked for size, structure and agreement of their counts, but their checksums are
+    /// not computed (that reads every byte) and no chunk is read: opening costs O(sources
+    /// + fields), not O(chunks) (BM25's and the vectors' own loads aside).
+    /// OpenOptions{.verify = true}, or check(), checks those too, every place and posting,
+    /// and each chunk's DocId in every part. A part changed in place while mapped is
     /// undefined behaviour; ragpp never does that (docs/persistence.md).
     [[nodiscard]] static Engine open(const std::filesystem::path& dir, std::size_t threads = 0,
                                      OpenOptions options = default_open) {
@@ -279,14 +287,14 @@ public:
         const auto& r = im.docs->retriever();
         GenerationWriter w(dir);
         r.store().save(w.path("documents.bin"));
-        write_sources(w.path("sources.bin"), im.docs->sources());
+        write_sources(w.path("sources.bin"), im.manifest);
+        im.docs->save_parts(w.path("places.bin"), w.path("metadata.bin"));
         r.index<0>().save(w.path("bm25.idx"));
         r.index<1>().save(w.path("vector.idx"));
         const nlohmann::json info{{"format", "ragpp-index"},
-                                  {"version", 3},
+                                  {"version", 4},
                                   {"settings", config_to_json(im.config)},
                                   {"corpus", {{"root", im.root.string()}, {"kind", im.kind}}},
-                                  {"sources", im.manifest.to_json()},
                                   {"counts",
                                    {{"chunks", r.size()}, {"sources", im.docs->source_count()}, {"next_docid", r.store().capacity()}}}};
         return w.commit(info);
@@ -328,19 +336,19 @@ public:
             }
             bool excluded = false;
             for (const auto& res : results) {
-                const ChunkPlace* p = im.docs->place(res.id);
-                if (!p) continue;
-                auto [it, fresh] = checked.emplace(p->source, Freshness::fresh);
+                const std::string* source = im.docs->source_of(res.id);
+                if (!source) continue;
+                auto [it, fresh] = checked.emplace(*source, Freshness::fresh);
                 if (fresh)
-                    if (const SourceRecord* rec = im.manifest.find(p->source)) it->second = check_source(im.root, *rec);
+                    if (const SourceRecord* rec = im.manifest.find(*source)) it->second = check_source(im.root, *rec);
                 if (it->second == Freshness::deleted && fresh) {
-                    for (DocId id : im.docs->chunks_of(p->source)) allowed->reset(id);
+                    for (DocId id : im.docs->sources().find(*source)->second) allowed->reset(id);
                     excluded = true;
                 }
             }
             if (excluded) continue;  // the next results fill k
             for (auto& res : results)
-                if (const ChunkPlace* p = im.docs->place(res.id)) res.stale = checked[p->source] == Freshness::changed;
+                if (const std::string* source = im.docs->source_of(res.id)) res.stale = checked[*source] == Freshness::changed;
             out.results = std::move(results);
             break;
         }
@@ -487,36 +495,36 @@ public:
     }
 
 private:
-    /// Opens generation `g` of `dir` (see open()).
+    /// Opens generation `g` of `dir` (see open()). Nothing is read per chunk: the parts are
+    /// mapped, their counts compared (with options.verify, also every chunk's DocId in
+    /// every part).
     [[nodiscard]] static Engine open_parts(const std::filesystem::path& dir, const OpenedGeneration& g, std::size_t threads,
                                            OpenOptions options) {
         const std::string where = "index folder '" + dir.string() + "'";
         const auto& info = g.info;
-        if (info.is_object() && info.value("format", "") == "ragpp-index" && info.value("version", 0) == 2)
-            throw FormatError(where + " was written by an older ragpp (index version 2, documents.jsonl; this build reads "
-                                      "version 3, documents.bin): rebuild it with ragpp index");
-        if (!info.is_object() || info.value("format", "") != "ragpp-index" || info.value("version", 0) != 3)
-            throw FormatError(where + " is not a version 3 ragpp index (its manifest's info says otherwise)");
+        const int version = info.is_object() && info.value("format", "") == "ragpp-index" ? info.value("version", 0) : 0;
+        if (version == 2 || version == 3)
+            throw FormatError(where + " was written by an older ragpp (index version " + std::to_string(version) +
+                              "; this build reads version 4, whose chunk places and metadata index are opened in place): "
+                              "rebuild it with ragpp index");
+        if (version != 4) throw FormatError(where + " is not a version 4 ragpp index (its manifest's info says otherwise)");
         EngineConfig c;
         std::filesystem::path root;
         std::string kind;
-        SourceManifest manifest;
-        std::size_t chunks = 0, next = 0;
+        std::size_t chunks = 0, next = 0, source_count = 0;
         try {
             c = config_from_json(info.at("settings"));
             root = info.at("corpus").at("root").get<std::string>();
             kind = info.at("corpus").at("kind").get<std::string>();
             chunks = info.at("counts").at("chunks").get<std::size_t>();
             next = info.at("counts").at("next_docid").get<std::size_t>();
+            source_count = info.at("counts").at("sources").get<std::size_t>();
         } catch (const nlohmann::json::exception& e) {
             throw FormatError(where + ": info: " + e.what());
         }
         if (kind != "folder" && kind != "jsonl" && kind != "beir") throw FormatError(where + ": unknown corpus kind '" + kind + "'");
-        if (!info.contains("sources")) throw FormatError(where + ": info: field 'sources' is missing");
-        manifest = SourceManifest::from_json(info["sources"], where + " info 'sources'");
         c.threads = threads;
 
-        // documents.bin: the chunks, decoded when read; sources.bin: each source's DocIds.
         auto read_part = [&](const char* name, auto&& read) {
             try {
                 return read(g.dir / name);
@@ -529,65 +537,51 @@ private:
         // With options.verify, open_generation() has checked every part's checksum: the
         // parts' own payload checksums would read every byte a second time.
         const OpenOptions parts{.mmap = options.mmap, .verify = false};
+        // The structural checks of the in-place parts (orders, offsets, every place) run with verify.
+        const OpenOptions structure{.mmap = options.mmap, .verify = options.verify};
         DocumentStore store = read_part("documents.bin", [&](const std::filesystem::path& p) { return DocumentStore::open(p, parts); });
-        const auto by_source = read_part("sources.bin", [&](const std::filesystem::path& p) { return read_sources(p, parts); });
+        SourceManifest manifest = read_part("sources.bin", [&](const std::filesystem::path& p) { return read_sources(p, parts); });
         if (store.size() != chunks)
             throw FormatError(where + ": documents.bin holds " + std::to_string(store.size()) + " chunks, the info says " +
                               std::to_string(chunks));
         if (next != store.capacity())
             throw FormatError(where + ": documents.bin ends at DocId " + std::to_string(store.capacity()) +
                               ", the info's next_docid is " + std::to_string(next));
-        {
-            DocSet seen(store.capacity());
-            std::size_t n = 0;
-            for (const auto& [source, ids] : by_source)
-                for (DocId id : ids) {
-                    if (!store.contains(id) || seen.test(id))
-                        throw FormatError(where + ": sources.bin lists DocId " + std::to_string(id) + " of '" + source +
-                                          "', which documents.bin does not hold or another source has");
-                    seen.set(id);
-                    ++n;
-                }
-            if (n != store.size())
-                throw FormatError(where + ": sources.bin lists " + std::to_string(n) + " chunks, documents.bin holds " +
-                                  std::to_string(store.size()));
-        }
+        if (manifest.size() != source_count)
+            throw FormatError(where + ": sources.bin lists " + std::to_string(manifest.size()) + " sources, the info says " +
+                              std::to_string(source_count));
         auto bm25 = Bm25::load(g.dir / "bm25.idx", AnyAnalyzer(c.analyzer), parts);
         auto vectors = Vectors::load(g.dir / "vector.idx", make_any_embedder(c), VectorIndexOptions{}, parts);
-        // Every part must hold the same chunks under the same DocIds.
+        // Every part must hold the same chunks under the same DocIds: the counts always,
+        // each DocId with verify.
         auto disagree = [&](const std::string& part, std::size_t n) {
             return FormatError(where + ": " + part + " holds " + std::to_string(n) + " documents but documents.bin " +
                                std::to_string(store.size()) + " (or other DocIds): the parts do not belong together");
         };
         if (bm25.size() != store.size()) throw disagree("bm25.idx", bm25.size());
         if (vectors.size() != store.size()) throw disagree("vector.idx", vectors.size());
-        for (const auto& [source, ids] : by_source)
-            for (DocId id : ids) {
-                if (!bm25.contains(id)) throw disagree("bm25.idx", bm25.size());
-                if (!vectors.contains(id)) throw disagree("vector.idx", vectors.size());
-            }
-        // The manifest names exactly the sources of sources.bin, with as many chunks (and,
-        // when verifying, the same chunk keys in the same order).
-        if (manifest.size() != by_source.size())
-            throw FormatError(where + ": the source manifest lists " + std::to_string(manifest.size()) +
-                              " sources, sources.bin " + std::to_string(by_source.size()));
-        for (const auto& [source, ids] : by_source) {
-            const SourceRecord* rec = manifest.find(source);
-            bool same = rec && rec->chunks.size() == ids.size();
-            for (std::size_t i = 0; same && options.verify && i < ids.size(); ++i) same = store.get(ids[i])->id == rec->chunks[i];
-            if (!same) throw FormatError(where + ": the source manifest and documents.bin disagree on '" + source + "'");
-        }
         Engine e(c);
         auto& im = *e.impl_;
-        im.docs.emplace(Hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors)),
-                        collection_options(c));
-        try {
-            for (const auto& [source, ids] : by_source) im.docs->adopt(source, ids);
-        } catch (const FormatError&) {
-            throw;
-        } catch (const Error& x) {  // a chunk the collection refuses (a NaN in its metadata)
-            throw FormatError(where + ": documents.bin: " + x.what());
-        }
+        Hybrid hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors));
+        im.docs.emplace(read_part("places.bin", [&](const std::filesystem::path& p) {
+            return Documents::load(std::move(hybrid), collection_options(c), p, g.dir / "metadata.bin", structure);
+        }));
+        const auto& docs = *im.docs;
+        const auto& r = docs.retriever();
+        if (docs.chunk_count() != r.size()) throw disagree("places.bin", docs.chunk_count());
+        // The manifest names exactly the sources of places.bin (both sorted by id).
+        const auto records = manifest.records();
+        if (records.size() != docs.source_count() ||
+            !std::equal(records.begin(), records.end(), docs.sources().begin(),
+                        [](const SourceRecord* rec, const auto& src) { return rec->path == src.first; }))
+            throw FormatError(where + ": the source manifest (sources.bin) and places.bin name different sources");
+        if (options.verify)
+            for (const auto& [source, ids] : docs.sources())
+                for (DocId id : ids) {
+                    if (!r.store().contains(id)) throw disagree("places.bin", docs.chunk_count());
+                    if (!r.index<0>().contains(id)) throw disagree("bm25.idx", r.index<0>().size());
+                    if (!r.index<1>().contains(id)) throw disagree("vector.idx", r.index<1>().size());
+                }
         im.manifest = std::move(manifest);
         im.root = std::move(root);
         im.kind = std::move(kind);
@@ -596,31 +590,40 @@ private:
         return e;
     }
 
-    // sources.bin (format "SRCCHUNK" in detail/binary_file.hpp's container): u64 source
-    // count, then per source (sorted by id): str id, u64 n, u32 DocIds[n] in document order.
-    static constexpr detail::BinaryFormat sources_format{"SRCCHUNK", 1, "chunk sources", ""};
-    static void write_sources(const std::filesystem::path& path,
-                              const std::map<std::string, std::vector<DocId>, std::less<>>& sources) {
+    // sources.bin (format "SRCCHUNK" version 2 in detail/binary_file.hpp's container): the
+    // source manifest: u64 count, then per source (sorted by path): str path, u64 size,
+    // i64 mtime_ns, i64 scanned_ns, u64 content hash. Each source's chunks are in places.bin.
+    static constexpr detail::BinaryFormat sources_format{"SRCCHUNK", 2, "source manifest", ""};
+    static void write_sources(const std::filesystem::path& path, const SourceManifest& manifest) {
         detail::BinaryWriter w;
-        w.u64(sources.size());
-        for (const auto& [source, ids] : sources) {
-            w.str(source);
-            w.u64(ids.size());
-            w.array(ids.data(), ids.size());
+        w.u64(manifest.size());
+        for (const SourceRecord* r : manifest.records()) {
+            w.str(r->path);
+            w.u64(r->size);
+            w.put(r->mtime_ns);
+            w.put(r->scanned_ns);
+            w.u64(r->hash);
         }
         w.save(path, sources_format);
     }
-    static std::vector<std::pair<std::string, std::vector<DocId>>> read_sources(const std::filesystem::path& path,
-                                                                               OpenOptions options) {
-        const detail::FileBytes bytes(path, false);  // small: 4 bytes a chunk
+    static SourceManifest read_sources(const std::filesystem::path& path, OpenOptions options) {
+        const detail::FileBytes bytes(path, false);  // small: one record a source
         detail::BinaryReader in(bytes.view(), sources_format, path.string(), options.verify);
-        std::vector<std::pair<std::string, std::vector<DocId>>> out(in.count("source count", 12));
-        for (auto& [source, ids] : out) {
-            source = in.str("source id");
-            in.array(ids, in.count("chunk count", sizeof(DocId)), "chunk DocIds");
+        SourceManifest m;
+        const std::size_t n = in.count("source count", 36);
+        for (std::size_t i = 0; i < n; ++i) {
+            SourceRecord r;
+            r.path = std::string(in.str("source path"));
+            if (r.path.empty()) in.fail("source " + std::to_string(i) + " has an empty path");
+            r.size = in.u64("size");
+            r.mtime_ns = in.get<std::int64_t>("mtime_ns");
+            r.scanned_ns = in.get<std::int64_t>("scanned_ns");
+            r.hash = in.u64("hash");
+            if (m.find(r.path)) in.fail("source '" + r.path + "' is listed twice");
+            m.add(std::move(r));
         }
         in.expect_end();
-        return out;
+        return m;
     }
 
     static RetrieverOptions retriever_options(const EngineConfig& c) { return {c.rrf_k, c.weights, c.candidates}; }
@@ -726,8 +729,8 @@ private:
             std::vector<Document> chunks;
             for (const auto& chunk : chunk_document(source, docs->options().chunking))
                 chunks.push_back(document_with_raw_offset(chunk));  // the evidence quotes the raw span
-            const auto ids = docs->update_chunks(f.path, std::move(chunks));
-            manifest.replace(make_source_record(f, hash, chunk_keys(ids)));
+            (void)docs->update_chunks(f.path, std::move(chunks));
+            manifest.replace(make_source_record(f, hash, {}));
         }
 
         /// The documents of a single-file corpus (.jsonl, or BEIR's corpus.jsonl).
@@ -756,12 +759,6 @@ private:
                 docs.push_back(std::move(doc));
             });
             return docs;
-        }
-
-        [[nodiscard]] std::vector<std::string> chunk_keys(const std::vector<DocId>& ids) const {
-            std::vector<std::string> keys;
-            for (DocId id : ids) keys.push_back(docs->retriever().document(id)->id);
-            return keys;
         }
 
         /// Builds (counts == null) or syncs the engine from `corpus`. Works on a copy of
@@ -814,7 +811,7 @@ private:
                     auto documents = read_jsonl(abs, kind == "beir");
                     if (progress) progress("indexing", 0, documents.size());
                     const auto ids = docs->update_chunks(f.path, std::move(documents));
-                    manifest.replace(make_source_record(f, hash, chunk_keys(ids)));
+                    manifest.replace(make_source_record(f, hash, {}));
                     (old ? c.changed : c.added) = 1;
                     if (progress) progress("indexing", ids.size(), ids.size());
                 }

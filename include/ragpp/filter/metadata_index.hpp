@@ -18,14 +18,22 @@
 //   remove_document  O(F * p)
 // Threading: compile and every const member may run concurrently; add and remove
 // need exclusive access.
+//
+// Saved and opened in place: save(path) writes the postings (filter/detail/frozen_metadata.hpp
+// has the layout); load(path, {.mmap = true}) uses them from the mapped file, so opening costs
+// O(fields), not O(documents), and a filter reads only its postings (each value found by
+// binary search). The index stays frozen until its first add or remove, which builds the
+// structures above from the postings (O(postings), no document read).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +43,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/filter/detail/frozen_metadata.hpp>
 #include <ragpp/filter/filter.hpp>
 
 namespace ragpp {
@@ -44,6 +53,7 @@ public:
     /// Indexes `metadata` under `id`. Throws DuplicateError when `id` is indexed,
     /// InvalidArgument when a number is NaN; nothing changes then.
     void add_document(DocId id, const Metadata& metadata) {
+        thaw();
         if (contains(id)) throw DuplicateError("MetadataIndex: DocId " + std::to_string(id) + " is already indexed");
         validate(metadata, "DocId " + std::to_string(id));
         std::vector<std::uint32_t> terms;
@@ -84,6 +94,7 @@ public:
     /// Removes `id` from every posting. Throws NotFoundError when it is not indexed.
     void remove_document(DocId id) {
         if (!contains(id)) throw NotFoundError("MetadataIndex: no document with DocId " + std::to_string(id));
+        thaw();
         for (std::uint32_t t : doc_terms_[id]) {
             erase(terms_[t].posting, id);
             if (terms_[t].posting.empty()) free_term(t);
@@ -99,15 +110,24 @@ public:
         using K = Filter::Kind;
         switch (filter.kind()) {
             case K::all: return live();
-            case K::none: return DocSet(doc_terms_.size());
+            case K::none: return DocSet(universe());
             case K::exists: {
-                DocSet s(doc_terms_.size());
-                if (const Field* f = field(filter.field()); f && f->present != no_term) set_all(s, terms_[f->present].posting);
+                DocSet s(universe());
+                if (frozen_) {
+                    if (const auto* f = frozen_->field(filter.field())) frozen_->set_all(s, f->present_begin, f->present_end, f->name);
+                } else if (const Field* f = field(filter.field()); f && f->present != no_term) {
+                    set_all(s, terms_[f->present].posting);
+                }
                 return s;
             }
             case K::eq:
             case K::in: {
-                DocSet s(doc_terms_.size());
+                DocSet s(universe());
+                if (frozen_) {
+                    if (const auto* f = frozen_->field(filter.field()))
+                        for (const auto& v : filter.values()) frozen_value_into(s, *f, v);
+                    return s;
+                }
                 const Field* f = field(filter.field());
                 if (!f) return s;
                 for (const auto& v : filter.values()) {
@@ -122,10 +142,21 @@ public:
                 return s;
             }
             case K::range: {
-                DocSet s(doc_terms_.size());
+                DocSet s(universe());
+                const FilterValue& any = filter.lower() ? *filter.lower() : *filter.upper();
+                if (frozen_) {
+                    if (const auto* f = frozen_->field(filter.field())) {
+                        if (std::holds_alternative<double>(any))
+                            frozen_range_into(s, *f, f->number_values, f->numbers, f->number_postings, filter,
+                                              [](const FilterValue& v) { return std::get<double>(v); });
+                        else
+                            frozen_range_into(s, *f, f->date_values, f->dates, f->date_postings, filter,
+                                              [](const FilterValue& v) { return std::get<Date>(v).days; });
+                    }
+                    return s;
+                }
                 const Field* f = field(filter.field());
                 if (!f) return s;
-                const FilterValue& any = filter.lower() ? *filter.lower() : *filter.upper();
                 if (std::holds_alternative<double>(any)) range_into(s, f->numbers, filter, [](const FilterValue& v) { return std::get<double>(v); });
                 else range_into(s, f->dates, filter, [](const FilterValue& v) { return std::get<Date>(v).days; });
                 return s;
@@ -136,30 +167,130 @@ public:
                 return s;
             }
             case K::or_: {
-                DocSet s(doc_terms_.size());
+                DocSet s(universe());
                 for (const auto& c : filter.children()) s |= compile(c);
                 return s;
             }
             case K::not_: return live() - compile(filter.children().front());
         }
-        return DocSet(doc_terms_.size());
+        return DocSet(universe());
     }
 
     /// The indexed documents.
     [[nodiscard]] DocSet live() const {
         DocSet s = live_;
-        s.resize(doc_terms_.size());
+        s.resize(universe());
         return s;
     }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool contains(DocId id) const noexcept { return live_.test(id); }
     /// Distinct fields currently indexed.
-    [[nodiscard]] std::size_t field_count() const noexcept { return fields_.size(); }
+    [[nodiscard]] std::size_t field_count() const noexcept { return frozen_ ? frozen_->fields().size() : fields_.size(); }
     /// Total postings entries, field presence included (zero once every document is removed).
     [[nodiscard]] std::size_t posting_entries() const noexcept {
+        if (frozen_) return static_cast<std::size_t>(frozen_->entries());
         std::size_t n = 0;
         for (const auto& t : terms_) n += t.posting.size();
         return n;
+    }
+    /// True while the index is used in place from a file (load(), before any add or remove).
+    [[nodiscard]] bool frozen() const noexcept { return frozen_ != nullptr; }
+
+    /// Writes the index to `path` (detail::metadata_format; atomically: temporary file +
+    /// rename). A frozen index writes the payload it was read from. Throws IoError.
+    void save(const std::filesystem::path& path) const {
+        detail::BinaryWriter w;
+        if (frozen_) {
+            w.bytes(frozen_->payload().data(), frozen_->payload().size());
+            w.save(path, detail::metadata_format);
+            return;
+        }
+        std::vector<const FieldEntry*> fields;
+        for (const auto& f : fields_) fields.push_back(&f);
+        std::sort(fields.begin(), fields.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+        std::vector<DocId> postings;  // every posting, in field and value order
+        auto add = [&](std::uint32_t t) {
+            const auto& p = terms_[t].posting;
+            postings.insert(postings.end(), p.begin(), p.end());
+            return static_cast<std::uint64_t>(postings.size());
+        };
+        std::size_t at = detail::binary_header_size;
+        auto put = [&](const void* p, std::size_t n) {
+            w.bytes(p, n);
+            at += n;
+        };
+        auto u64 = [&](std::uint64_t v) { put(&v, 8); };
+        std::size_t universe = doc_terms_.size();  // one past the largest indexed DocId
+        while (universe > 0 && !live_.test(static_cast<DocId>(universe - 1))) --universe;
+        u64(universe);
+        u64(size_);
+        std::vector<DocId> holes;
+        for (std::size_t id = 0; id < universe; ++id)
+            if (!live_.test(static_cast<DocId>(id))) holes.push_back(static_cast<DocId>(id));
+        u64(holes.size());
+        put(holes.data(), holes.size() * 4);
+        u64(posting_entries());
+        u64(fields.size());
+        for (const auto* fe : fields) {
+            const Field& f = fe->second;
+            const std::string& name = fe->first;
+            const auto n = static_cast<std::uint32_t>(name.size());
+            put(&n, 4);
+            put(name.data(), name.size());
+            u64(postings.size());
+            u64(f.present == no_term ? postings.size() : add(f.present));
+            std::vector<std::pair<std::string_view, std::uint32_t>> strings(f.strings.begin(), f.strings.end());
+            std::sort(strings.begin(), strings.end());
+            u64(strings.size());
+            u64(f.numbers.size());
+            u64(f.dates.size());
+            detail::write_padding(w, at, 8);
+            std::vector<std::uint64_t> text_at{0}, string_postings{postings.size()};
+            std::string text;
+            for (const auto& [v, t] : strings) {
+                text += v;
+                text_at.push_back(text.size());
+                string_postings.push_back(add(t));
+            }
+            put(text_at.data(), text_at.size() * 8);
+            put(string_postings.data(), string_postings.size() * 8);
+            put(text.data(), text.size());
+            detail::write_padding(w, at, 8);
+            std::vector<std::uint64_t> number_postings{postings.size()}, date_postings;
+            for (const auto& [v, t] : f.numbers) {
+                put(&v, 8);
+                number_postings.push_back(add(t));
+            }
+            put(number_postings.data(), number_postings.size() * 8);
+            date_postings.push_back(postings.size());
+            for (const auto& [v, t] : f.dates) {
+                put(&v, 4);
+                date_postings.push_back(add(t));
+            }
+            detail::write_padding(w, at, 8);
+            put(date_postings.data(), date_postings.size() * 8);
+        }
+        detail::write_padding(w, at, 8);
+        put(postings.data(), postings.size() * 4);
+        w.save(path, detail::metadata_format);
+    }
+
+    /// The index saved at `path`, used in place (frozen, see the header comment). Throws
+    /// IoError when it cannot be read, FormatError naming the file when it is truncated,
+    /// damaged or of another version (with options.verify: also any order, offset or
+    /// DocId out of place; otherwise those are found when a filter reads them).
+    /// `max_universe`, when given, bounds the file's universe (one past its largest DocId)
+    /// before anything is allocated for it (a caller that knows the DocIds passes it).
+    [[nodiscard]] static MetadataIndex load(const std::filesystem::path& path, OpenOptions options = {},
+                                            std::optional<std::size_t> max_universe = std::nullopt) {
+        MetadataIndex m;
+        m.frozen_ = std::make_shared<const detail::FrozenMetadata>(
+            path, options.mmap, options.verify, max_universe ? std::uint64_t{*max_universe} : std::uint64_t{1} << 32);
+        const auto u = static_cast<std::size_t>(m.frozen_->universe());
+        m.live_ = DocSet::all(u);
+        for (DocId id : m.frozen_->holes()) m.live_.reset(id);
+        m.size_ = static_cast<std::size_t>(m.frozen_->size());
+        return m;
     }
 
 private:
@@ -180,6 +311,81 @@ private:
         Key key;
         Posting posting;
     };
+
+    [[nodiscard]] std::size_t universe() const noexcept {
+        return frozen_ ? static_cast<std::size_t>(frozen_->universe()) : doc_terms_.size();
+    }
+    /// The documents of `f` having value `v` (a frozen index).
+    void frozen_value_into(DocSet& s, const detail::FrozenMetadataField& f, const FilterValue& v) const {
+        auto exact = [&](const auto* values, std::size_t n, const std::uint64_t* p, auto x) {
+            const auto* it = std::lower_bound(values, values + n, x);
+            if (it != values + n && *it == x) {
+                const auto i = static_cast<std::size_t>(it - values);
+                frozen_->set_all(s, p[i], p[i + 1], f.name);
+            }
+        };
+        if (const auto* str = std::get_if<std::string>(&v)) {
+            if (const std::size_t i = frozen_->find_string(f, *str); i < f.strings)
+                frozen_->set_all(s, f.string_postings[i], f.string_postings[i + 1], f.name);
+        } else if (const auto* x = std::get_if<double>(&v)) {
+            exact(f.number_values, f.numbers, f.number_postings, *x);
+        } else {
+            exact(f.date_values, f.dates, f.date_postings, std::get<Date>(v).days);
+        }
+    }
+    /// range_into for a frozen index: the postings of a range of values are one span.
+    template <class V, class Get>
+    void frozen_range_into(DocSet& s, const detail::FrozenMetadataField& f, const V* values, std::size_t n,
+                           const std::uint64_t* p, const Filter& filter, Get get) const {
+        if (filter.lower() && filter.upper()) {
+            const auto lo = get(*filter.lower()), hi = get(*filter.upper());
+            if (hi < lo || (!(lo < hi) && !(filter.lower_inclusive() && filter.upper_inclusive()))) return;
+        }
+        const V* b = values;
+        const V* e = values + n;
+        if (filter.lower())
+            b = filter.lower_inclusive() ? std::lower_bound(values, e, static_cast<V>(get(*filter.lower())))
+                                         : std::upper_bound(values, e, static_cast<V>(get(*filter.lower())));
+        if (filter.upper())
+            e = filter.upper_inclusive() ? std::upper_bound(values, values + n, static_cast<V>(get(*filter.upper())))
+                                         : std::lower_bound(values, values + n, static_cast<V>(get(*filter.upper())));
+        if (b < e) frozen_->set_all(s, p[b - values], p[e - values], f.name);
+    }
+    /// Builds the live structures from the frozen postings (the first add or remove).
+    void thaw() {
+        if (!frozen_) return;
+        const auto fz = frozen_;  // kept until the end: a damaged posting leaves the index frozen
+        const std::size_t u = static_cast<std::size_t>(fz->universe());
+        MetadataIndex m;
+        m.doc_terms_.resize(u);
+        auto term = [&](FieldEntry* fe, Key key, std::uint64_t b, std::uint64_t e) {
+            const std::uint32_t t = m.new_term(fe, std::move(key));
+            const auto p = fz->posting(b, e, fe->first);
+            for (std::size_t i = 0; i < p.size(); ++i) {
+                if (p[i] >= u || (i > 0 && p[i] <= p[i - 1]))
+                    fz->fail("field '" + fe->first + "': DocId " + std::to_string(p[i]) + " is out of order or beyond the universe");
+                m.doc_terms_[p[i]].push_back(t);
+            }
+            m.terms_[t].posting.assign(p.begin(), p.end());
+            return t;
+        };
+        for (const auto& f : fz->fields()) {
+            auto* fe = &*m.fields_.emplace(std::string(f.name), Field{}).first;
+            Field& field = fe->second;
+            if (f.present_begin != f.present_end) field.present = term(fe, Key{}, f.present_begin, f.present_end);
+            for (std::size_t i = 0; i < f.strings; ++i) {
+                std::string v(fz->string_at(f, i));
+                field.strings.emplace(v, term(fe, Key{v}, f.string_postings[i], f.string_postings[i + 1]));
+            }
+            for (std::size_t i = 0; i < f.numbers; ++i)
+                field.numbers.emplace(f.number_values[i], term(fe, Key{f.number_values[i]}, f.number_postings[i], f.number_postings[i + 1]));
+            for (std::size_t i = 0; i < f.dates; ++i)
+                field.dates.emplace(f.date_values[i], term(fe, Key{f.date_values[i]}, f.date_postings[i], f.date_postings[i + 1]));
+        }
+        m.live_ = live_;
+        m.size_ = size_;
+        *this = std::move(m);
+    }
 
     const Field* field(const std::string& name) const {
         auto it = fields_.find(name);
@@ -259,6 +465,7 @@ private:
     std::vector<std::vector<std::uint32_t>> doc_terms_;  // the terms of each document, to remove it exactly
     DocSet live_;
     std::size_t size_ = 0;
+    std::shared_ptr<const detail::FrozenMetadata> frozen_;  // set while used in place (load())
 };
 
 }  // namespace ragpp

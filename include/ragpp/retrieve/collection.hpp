@@ -17,13 +17,23 @@
 // over it (the caller's fields win: pass "groups" with the source to make sure a
 // file cannot grant itself access through its own front matter).
 //
+// Saved and opened in place: save_parts(places, metadata) writes the sources with their
+// chunks, each chunk's place and the MetadataIndex; load() starts a Collection from them
+// over a retriever opened from the same save without reading any chunk: the places are
+// arrays used in place from the (mapped) file, the metadata index is frozen
+// (filter/metadata_index.hpp). The first write (add, update, remove, adopt) builds the
+// in-memory structures from those arrays (O(chunks + postings), still no chunk read).
+//
 // Threading: as the Retriever (const members concurrently; writes exclusive).
 #pragma once
 
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <string>
@@ -39,6 +49,7 @@
 #include <ragpp/filter/access.hpp>
 #include <ragpp/filter/filter.hpp>
 #include <ragpp/filter/metadata_index.hpp>
+#include <ragpp/retrieve/detail/frozen_places.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
 namespace ragpp {
@@ -59,7 +70,8 @@ struct CollectionOptions {
     AccessPolicy access;
 };
 
-/// Where a chunk sits: its source, its section id, its 0-based position in the source.
+/// Where a chunk sits: its source, its section id (the chunk's metadata "section" when it
+/// is a string, else its id), its 0-based position in the source.
 struct ChunkPlace {
     std::string source;
     std::string section;
@@ -107,12 +119,14 @@ public:
     /// changes then.
     void adopt(const std::string& source_id, const std::vector<DocId>& ids) {
         check_id(Document{source_id, {}, {}}, "adopt");
+        thaw();
         if (sources_.count(source_id) != 0)
             throw DuplicateError("Collection::adopt: source '" + source_id + "' is already present");
         // One pass, each chunk read once and not kept (a source may have a million chunks,
         // read from a mapped store); on a failure the chunks registered so far are undone.
         std::size_t done = 0;
         bool placed = false;
+        std::string previous;  // the section of the chunk before
         try {
             for (; done < ids.size(); ++done) {
                 const DocId id = ids[done];
@@ -123,7 +137,11 @@ public:
                 const auto d = retriever_.document(id);
                 if (!d) throw NotFoundError("Collection::adopt: the retriever holds no chunk " + std::to_string(id));
                 MetadataIndex::validate(d->metadata, "chunk '" + d->id + "'");
-                places_.emplace(id, ChunkPlace{source_id, section_field(*d), done});
+                std::string section = section_field(*d);
+                const auto start = done > 0 && section == previous ? places_.at(ids[done - 1]).section_start
+                                                                    : static_cast<std::uint32_t>(done);
+                places_.emplace(id, Slot{source_id, static_cast<std::uint32_t>(done), start});
+                previous = std::move(section);
                 placed = true;
                 metadata_.add_document(id, d->metadata);
             }
@@ -140,6 +158,7 @@ public:
 
     /// Removes every chunk of `source_id`. Throws NotFoundError (nothing changes) when absent.
     void remove(std::string_view source_id) {
+        thaw();
         auto it = sources_.find(source_id);
         if (it == sources_.end())
             throw NotFoundError("Collection::remove: no source '" + std::string(source_id) + "'");
@@ -153,6 +172,7 @@ public:
     std::vector<DocId> update(const Document& source) {
         check_id(source, "update");
         auto chunks = chunk_document(source, options_.chunking);  // may throw: nothing changed yet
+        thaw();
         auto it = sources_.find(source.id);
         if (it == sources_.end()) return insert(source.id, std::move(chunks));
         std::vector<std::shared_ptr<const Document>> old;
@@ -168,6 +188,7 @@ public:
 
     /// add_chunks(), or the replacement of the chunks of the source `source_id`, as update().
     std::vector<DocId> update_chunks(const std::string& source_id, std::vector<Document> chunks) {
+        thaw();
         auto it = sources_.find(source_id);
         if (it == sources_.end()) return add_chunks(source_id, std::move(chunks));
         std::vector<std::shared_ptr<const Document>> old;
@@ -187,15 +208,25 @@ public:
         auto it = sources_.find(source_id);
         return it == sources_.end() ? std::vector<DocId>{} : it->second;
     }
-    /// Where chunk `id` sits, or null when it is not a live chunk of this collection.
-    [[nodiscard]] const ChunkPlace* place(DocId id) const {
-        auto it = places_.find(id);
-        return it == places_.end() ? nullptr : &it->second;
+    /// Where chunk `id` sits, or nothing when it is not a live chunk of this collection.
+    /// O(1) (O(log sources) when frozen) and one read of the chunk for its section.
+    [[nodiscard]] std::optional<ChunkPlace> place(DocId id) const {
+        const auto s = slot(id);
+        if (!s) return std::nullopt;
+        const auto d = retriever_.document(id);
+        return ChunkPlace{*s->source, d ? section_field(*d) : std::string{}, s->position};
+    }
+    /// The source of chunk `id` (a key of sources()), or null when it is not a live chunk.
+    [[nodiscard]] const std::string* source_of(DocId id) const {
+        const auto s = slot(id);
+        return s ? s->source : nullptr;
     }
     [[nodiscard]] std::size_t source_count() const noexcept { return sources_.size(); }
     /// Every source id with its chunks in document order, sorted by source id.
     [[nodiscard]] const std::map<std::string, std::vector<DocId>, std::less<>>& sources() const noexcept { return sources_; }
-    [[nodiscard]] std::size_t chunk_count() const noexcept { return places_.size(); }
+    [[nodiscard]] std::size_t chunk_count() const noexcept { return frozen_ ? frozen_->chunks() : places_.size(); }
+    /// True while the places are used in place from a file (load(), before any write).
+    [[nodiscard]] bool frozen() const noexcept { return frozen_ != nullptr; }
 
     /// The chunks `principal` may read among those passing `filter`.
     [[nodiscard]] DocSet allowed(const Filter& filter, const Principal& principal) const {
@@ -215,8 +246,8 @@ public:
     /// The chunks of the same source at positions [p - radius, p + radius] around chunk
     /// `id` (itself included), in document order. Throws NotFoundError for an unknown chunk.
     [[nodiscard]] std::vector<DocId> neighbours(DocId id, std::size_t radius = 1) const {
-        const ChunkPlace& p = checked_place(id, "neighbours");
-        const auto w = window(sources_.find(p.source)->second, p.position, radius);
+        const SlotRef p = checked_slot(id, "neighbours");
+        const auto w = window(*p.ids, p.position, radius);
         return std::vector<DocId>(w.begin(), w.end());
     }
 
@@ -256,17 +287,88 @@ public:
     /// around it). Throws NotFoundError for an unknown chunk, InvalidArgument for cap 0.
     [[nodiscard]] std::vector<DocId> section_of(DocId id, std::size_t cap = 8) const {
         if (cap == 0) throw InvalidArgument("Collection::section_of: cap is 0");
-        const ChunkPlace& p = checked_place(id, "section_of");
-        const auto& all = sources_.find(p.source)->second;
+        const SlotRef p = checked_slot(id, "section_of");
+        const auto& all = *p.ids;
         std::size_t b = p.position, e = p.position + 1;  // the section is contiguous
-        while (b > 0 && places_.at(all[b - 1]).section == p.section) --b;
-        while (e < all.size() && places_.at(all[e]).section == p.section) ++e;
+        auto same = [&](std::size_t i) {
+            const auto s = slot(all[i]);
+            return s && s->section_start == p.section_start;
+        };
+        while (b > 0 && same(b - 1)) --b;
+        while (e < all.size() && same(e)) ++e;
         if (e - b > cap) {
             const std::size_t half = (cap - 1) / 2;
             b = std::max(b, std::min(p.position - std::min(p.position, half), e - cap));
             e = b + cap;
         }
         return std::vector<DocId>(all.begin() + static_cast<std::ptrdiff_t>(b), all.begin() + static_cast<std::ptrdiff_t>(e));
+    }
+
+    /// Writes the sources with their chunks and every chunk's place to `places`
+    /// (detail/frozen_places.hpp) and the metadata index to `metadata` (MetadataIndex::save),
+    /// each atomically. A frozen collection writes the bytes it was read from. Throws IoError.
+    void save_parts(const std::filesystem::path& places, const std::filesystem::path& metadata) const {
+        metadata_.save(metadata);
+        detail::BinaryWriter w;
+        if (frozen_) {
+            w.bytes(frozen_->payload().data(), frozen_->payload().size());
+            w.save(places, detail::places_format);
+            return;
+        }
+        std::size_t at = detail::binary_header_size;
+        auto put = [&](const void* p, std::size_t n) {
+            w.bytes(p, n);
+            at += n;
+        };
+        auto u64 = [&](std::uint64_t v) { put(&v, 8); };
+        u64(sources_.size());
+        std::uint64_t universe = 0;
+        for (const auto& [source, ids] : sources_) {
+            const auto n = static_cast<std::uint32_t>(source.size());
+            put(&n, 4);
+            put(source.data(), source.size());
+            u64(ids.size());
+            put(ids.data(), ids.size() * sizeof(DocId));
+            for (DocId id : ids) universe = std::max<std::uint64_t>(universe, std::uint64_t{id} + 1);
+        }
+        u64(universe);
+        std::vector<std::uint32_t> source_of(universe, detail::no_source), position(universe, 0), start(universe, 0);
+        std::uint32_t rank = 0;
+        for (const auto& [source, ids] : sources_) {
+            for (std::size_t i = 0; i < ids.size(); ++i) {
+                source_of[ids[i]] = rank;
+                position[ids[i]] = static_cast<std::uint32_t>(i);
+                start[ids[i]] = places_.at(ids[i]).section_start;
+            }
+            ++rank;
+        }
+        for (const auto* a : {&source_of, &position, &start}) {
+            detail::write_padding(w, at, 64);
+            put(a->data(), a->size() * 4);
+        }
+        w.save(places, detail::places_format);
+    }
+
+    /// A collection over `retriever` (opened from the same save) from the parts save_parts()
+    /// wrote, frozen: nothing is read per chunk (see the header comment). Throws IoError,
+    /// FormatError naming the file that is damaged or does not match the other; with
+    /// open.verify every place and posting is checked, and that the metadata index holds
+    /// exactly the placed chunks.
+    [[nodiscard]] static Collection load(R retriever, CollectionOptions options, const std::filesystem::path& places,
+                                         const std::filesystem::path& metadata, OpenOptions open = {}) {
+        Collection c(std::move(retriever), std::move(options));
+        c.frozen_ = std::make_shared<const detail::FrozenPlaces>(places, open.mmap, open.verify, c.sources_);
+        c.metadata_ = MetadataIndex::load(metadata, open, static_cast<std::size_t>(c.frozen_->universe()));
+        const auto mismatch = [&] {
+            return FormatError("'" + metadata.string() + "' indexes " + std::to_string(c.metadata_.size()) + " documents, '" +
+                               places.string() + "' places " + std::to_string(c.frozen_->chunks()) + " chunks (or others)");
+        };
+        if (c.metadata_.size() != c.frozen_->chunks()) throw mismatch();
+        if (open.verify)
+            for (const auto& [source, ids] : c.sources_)
+                for (DocId id : ids)
+                    if (!c.metadata_.contains(id)) throw mismatch();
+        return c;
     }
 
     [[nodiscard]] const R& retriever() const noexcept { return retriever_; }
@@ -286,10 +388,31 @@ private:
         if (source.id.empty())
             throw InvalidArgument(std::string("Collection::") + where + ": the source has no id (its path)");
     }
-    const ChunkPlace& checked_place(DocId id, const char* where) const {
-        const ChunkPlace* p = place(id);
-        if (!p) throw NotFoundError(std::string("Collection::") + where + ": no chunk with DocId " + std::to_string(id));
-        return *p;
+    /// Where a chunk sits, as kept: its source (a key of sources_) and chunks, its position,
+    /// the position of the first chunk of its section (a section is contiguous).
+    struct SlotRef {
+        const std::string* source;
+        const std::vector<DocId>* ids;
+        std::size_t position;
+        std::uint32_t section_start;
+    };
+    std::optional<SlotRef> slot(DocId id) const {
+        if (frozen_) {
+            const auto p = frozen_->at(id);
+            if (!p) return std::nullopt;
+            const auto it = sources_.find(frozen_->source_name(p->source));
+            if (it == sources_.end() || p->position >= it->second.size() || it->second[p->position] != id) return std::nullopt;
+            return SlotRef{&it->first, &it->second, p->position, p->section_start};
+        }
+        const auto it = places_.find(id);
+        if (it == places_.end()) return std::nullopt;
+        const auto src = sources_.find(it->second.source);
+        return SlotRef{&src->first, &src->second, it->second.position, it->second.section_start};
+    }
+    SlotRef checked_slot(DocId id, const char* where) const {
+        const auto s = slot(id);
+        if (!s) throw NotFoundError(std::string("Collection::") + where + ": no chunk with DocId " + std::to_string(id));
+        return *s;
     }
 
     static std::string section_field(const Document& d) {
@@ -312,6 +435,7 @@ private:
 
     std::vector<DocId> insert_documents(const std::string& source_id, std::vector<Document> docs,
                                         const std::vector<std::string>& sections) {
+        thaw();
         for (const auto& d : docs) MetadataIndex::validate(d.metadata, "chunk '" + d.id + "'");
         std::vector<DocId> ids;
         try {
@@ -324,7 +448,7 @@ private:
             }
             for (std::size_t i = 0; i < ids.size(); ++i) {
                 metadata_.add_document(ids[i], retriever_.document(ids[i])->metadata);
-                places_.emplace(ids[i], ChunkPlace{source_id, sections[i], i});
+                places_.emplace(ids[i], Slot{source_id, static_cast<std::uint32_t>(i), section_start(sections, i, ids)});
             }
             sources_.emplace(source_id, ids);
         } catch (...) {
@@ -349,24 +473,51 @@ private:
     /// Re-adds previously removed chunk documents of `source_id` (after a failed update).
     void restore(const std::string& source_id, const std::vector<std::shared_ptr<const Document>>& old) {
         std::vector<DocId> ids;
+        std::vector<std::string> sections;
         for (std::size_t i = 0; i < old.size(); ++i) {
             const DocId id = retriever_.add_document(*old[i]);
             ids.push_back(id);
+            sections.push_back(section_field(*old[i]));
             metadata_.add_document(id, old[i]->metadata);
-            const auto section = old[i]->metadata.find("section");
-            places_.emplace(id, ChunkPlace{source_id,
-                                           section == old[i]->metadata.end() ? std::string{}
-                                                                             : std::get<std::string>(section->second),
-                                           i});
+            places_.emplace(id, Slot{source_id, static_cast<std::uint32_t>(i), section_start(sections, i, ids)});
         }
         sources_.emplace(source_id, std::move(ids));
     }
+
+    /// The position of the first chunk of chunk i's section (chunks before it are placed).
+    std::uint32_t section_start(const std::vector<std::string>& sections, std::size_t i, const std::vector<DocId>& ids) const {
+        return i > 0 && sections[i] == sections[i - 1] ? places_.at(ids[i - 1]).section_start : static_cast<std::uint32_t>(i);
+    }
+
+    /// Builds places_ from the frozen arrays (the first write after load()); no chunk is read.
+    void thaw() {
+        if (!frozen_) return;
+        std::unordered_map<DocId, Slot> places;
+        places.reserve(frozen_->chunks());
+        for (const auto& [source, ids] : sources_)
+            for (std::size_t i = 0; i < ids.size(); ++i) {
+                const auto p = frozen_->at(ids[i]);
+                if (!p || p->position != i || frozen_->source_name(p->source) != source)
+                    frozen_->fail("chunk " + std::to_string(ids[i]) + " of '" + source + "' is not placed there");
+                places.emplace(ids[i], Slot{source, static_cast<std::uint32_t>(i), p->section_start});
+            }
+        places_ = std::move(places);
+        frozen_.reset();
+    }
+
+    /// A live chunk's place (the section itself is read from the chunk when asked).
+    struct Slot {
+        std::string source;
+        std::uint32_t position = 0;
+        std::uint32_t section_start = 0;
+    };
 
     R retriever_;
     CollectionOptions options_;
     MetadataIndex metadata_;
     std::map<std::string, std::vector<DocId>, std::less<>> sources_;
-    std::unordered_map<DocId, ChunkPlace> places_;
+    std::unordered_map<DocId, Slot> places_;
+    std::shared_ptr<const detail::FrozenPlaces> frozen_;  // set while used in place (load())
 };
 
 }  // namespace ragpp
