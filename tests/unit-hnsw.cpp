@@ -399,9 +399,14 @@ TEST_CASE("Hnsw: writes check their input and change nothing when they throw", "
     CHECK_THROWS_AS(idx.add_vectors(dup, two), ragpp::DuplicateError);
     CHECK(idx.size() == 1);
     CHECK(idx.slots() == 1);
-    ragpp::VectorIndexOptions q8;
-    q8.quantization = ragpp::Quantization::int8;
-    CHECK_THROWS_AS(Hnsw(VecEmbedder{4}, q8), ragpp::UnsupportedError);
+    ragpp::VectorIndexOptions f16;
+    f16.quantization = ragpp::Quantization::float16;
+    CHECK_THROWS_AS(Hnsw(VecEmbedder{4}, f16), ragpp::UnsupportedError);
+    ragpp::VectorIndexOptions q8x;
+    q8x.quantization = ragpp::Quantization::int8;
+    q8x.exact_rescore = true;
+    q8x.exact_rows = "unused.f32";
+    CHECK_THROWS_AS(Hnsw(VecEmbedder{4}, q8x), ragpp::UnsupportedError);
     ragpp::HnswOptions bad;
     bad.M = 1;
     CHECK_THROWS_AS(Hnsw(VecEmbedder{4}, {}, bad), ragpp::InvalidArgument);
