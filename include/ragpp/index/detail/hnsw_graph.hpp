@@ -664,8 +664,16 @@ private:
                     // the next level starts from the best found here
                     ep = *std::max_element(cands.begin(), cands.end(), hnsw_worse);
                 }
+                // Earlier nodes of the batch, when among the ef_construction best (as if the
+                // search had reached them).
+                const bool full = cands.size() >= efc_;
+                float worst = std::numeric_limits<float>::infinity();
+                for (const HnswCand& c : cands) worst = std::min(worst, c.score);
                 for (std::size_t j = 0; j < i; ++j)
-                    if (p.levels[j] >= lc) cands.push_back({score(q, p.slots[j]), p.slots[j]});
+                    if (p.levels[j] >= lc) {
+                        const float sj = score(q, p.slots[j]);
+                        if (!full || sj > worst) cands.push_back({sj, p.slots[j]});
+                    }
                 own[static_cast<std::size_t>(lc)] = select(std::move(cands), m_);  // M on every level, as the paper's M
                 cands = {};
             }
@@ -854,9 +862,9 @@ private:
         }
     }
     void prefetch_row(std::uint32_t s) const noexcept {
-        if (i8_) {
-            __builtin_prefetch(codes(s));
-            if (stride_ > 64) __builtin_prefetch(codes(s) + 64);
+        if (i8_) {  // the whole row: a 384-d one is 6 cache lines
+            const std::int8_t* c = codes(s);
+            for (std::size_t b = 0; b < stride_; b += 64) __builtin_prefetch(c + b);
         } else {
             __builtin_prefetch(row(s));
         }
