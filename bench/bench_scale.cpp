@@ -192,7 +192,9 @@ int main(int argc, char** argv) try {
         for (std::size_t j = 0; j < dim; ++j) v[j] = c[j] + a * g.sym();
         normalise(v, dim);
     };
-    {
+    // Builds a vector index by batches of 65,536 generated rows: add(ids, rows) each, then
+    // progress(rows so far, wall, CPU); returns the wall and process-CPU seconds of add.
+    auto build_by_batches = [&](auto&& add, auto&& progress) {
         constexpr std::size_t batch = 65'536;
         ragpp::RowMatrixXf rows(static_cast<Eigen::Index>(batch), static_cast<Eigen::Index>(dim));
         std::vector<ragpp::DocId> ids;
@@ -204,11 +206,17 @@ int main(int argc, char** argv) try {
                 ids[i] = static_cast<ragpp::DocId>(first + i);
                 make_vector(first + i, rows.data() + i * dim);
             }
-            const double t0 = bench::now_s(), c0 = bench::cpu_now_s();
-            vectors.add_vectors(ids, rows.topRows(static_cast<Eigen::Index>(n)));
+            const double t0 = bench::now_s(), c0 = process_cpu_s();
+            add(ids, rows.topRows(static_cast<Eigen::Index>(n)));
             wall += bench::now_s() - t0;
-            cpu += bench::cpu_now_s() - c0;
+            cpu += process_cpu_s() - c0;
+            progress(first + n, wall, cpu);
         }
+        return std::pair{wall, cpu};
+    };
+    {
+        const auto [wall, cpu] = build_by_batches([&](const auto& ids, const auto& rows) { vectors.add_vectors(ids, rows); },
+                                                  [](std::size_t, double, double) {});
         line({{"figure", "build"}, {"index", "vector_int8"}, {"build_s", wall}, {"build_cpu_s", cpu},
               {"memory_bytes", vectors.memory_bytes()},
               {"bytes_per_vector", static_cast<double>(vectors.memory_bytes()) / static_cast<double>(ndocs)},
@@ -268,25 +276,13 @@ int main(int argc, char** argv) try {
     std::optional<Hnsw> hnsw;
     if (ndocs <= hnsw_max) {
         hnsw.emplace(ragpp::HashingEmbedder(ho), vo, hnsw_opts);
-        constexpr std::size_t batch = 65'536;
-        ragpp::RowMatrixXf rows(static_cast<Eigen::Index>(batch), static_cast<Eigen::Index>(dim));
-        std::vector<ragpp::DocId> ids;
-        double wall = 0, cpu = 0;
         const double start = bench::now_s();
-        for (std::size_t first = 0; first < ndocs; first += batch) {
-            const std::size_t n = std::min(batch, ndocs - first);
-            ids.resize(n);
-            for (std::size_t i = 0; i < n; ++i) {
-                ids[i] = static_cast<ragpp::DocId>(first + i);
-                make_vector(first + i, rows.data() + i * dim);
-            }
-            const double t0 = bench::now_s(), c0 = process_cpu_s();
-            hnsw->add_vectors(ids, rows.topRows(static_cast<Eigen::Index>(n)), hnsw_threads);
-            wall += bench::now_s() - t0;
-            cpu += process_cpu_s() - c0;
-            std::fprintf(stderr, "bench_scale: hnsw %zu / %zu nodes, %.0f s wall, %.0f s CPU, %.0f s since the start\n",
-                         first + n, ndocs, wall, cpu, bench::now_s() - start);
-        }
+        const auto [wall, cpu] = build_by_batches(
+            [&](const auto& ids, const auto& rows) { hnsw->add_vectors(ids, rows, hnsw_threads); },
+            [&](std::size_t done, double w, double c) {
+                std::fprintf(stderr, "bench_scale: hnsw %zu / %zu nodes, %.0f s wall, %.0f s CPU, %.0f s since the start\n",
+                             done, ndocs, w, c, bench::now_s() - start);
+            });
         line({{"figure", "build"}, {"index", "vector_hnsw_int8"}, {"build_s", wall}, {"build_cpu_s", cpu},
               {"threads", hnsw_threads}, {"M", hnsw_opts.M}, {"ef_construction", hnsw_opts.ef_construction},
               {"peak_rss_bytes", peak_rss()}});
