@@ -4,12 +4,15 @@
 // normalised, inner product), `--queries` random words held out of the base (fixed
 // seed), ground truth by exact search (the Flat backend), one thread, the same M and
 // ef_construction for both. Prints one JSON line per measurement:
-//   build   wall and thread-CPU seconds of inserting the base, per library
+//   build   wall and CPU seconds of inserting the base, per library (ragpp: one add_vector
+//           per word by default; --threads T: add_vectors by batches on T threads, CPU of
+//           the process; --int8 1: int8 rows instead of float32)
 //   search  per ef_search: recall@10 and queries per second (CPU time and wall), per library
 //   filter  ragpp only: a filter keeping 50/10/1/0.1% of the base, the graph search
 //           (exact_filter_factor 0) beside the exact scan of the allowed set, to place the
 //           switch between them (HnswOptions::exact_filter_factor)
-// Usage: bench_hnsw [--glove PATH] [--limit N] [--queries Q] [--M 16] [--efc 200]
+// Usage: bench_hnsw [--glove PATH] [--limit N] [--queries Q] [--M 16] [--efc 200] [--threads T]
+//                   [--int8 0|1] [--filters 0|1]
 // The machine may be loaded: CPU time (CLOCK_THREAD_CPUTIME_ID) is the figure to compare.
 #include <ragpp/index/hnsw.hpp>
 #include <ragpp/index/vector.hpp>
@@ -58,6 +61,11 @@ double cpu_now() {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+double process_cpu_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 double wall_now() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -79,7 +87,8 @@ double recall(const std::vector<DocId>& got, const std::vector<Hit>& truth) {
 
 int main(int argc, char** argv) {
     std::string path = std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.cache/ragpp/glove-6B-100d.w2v.txt";
-    std::size_t limit = 0, nq = 1000, M = 16, efc = 200;
+    std::size_t limit = 0, nq = 1000, M = 16, efc = 200, threads = 0;
+    bool int8 = false, filters = true;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         const char* v = argv[i + 1];
@@ -88,6 +97,9 @@ int main(int argc, char** argv) {
         else if (a == "--queries") nq = std::stoul(v);
         else if (a == "--M") M = std::stoul(v);
         else if (a == "--efc") efc = std::stoul(v);
+        else if (a == "--threads") threads = std::stoul(v);
+        else if (a == "--int8") int8 = std::stoul(v) != 0;
+        else if (a == "--filters") filters = std::stoul(v) != 0;
         else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -150,11 +162,25 @@ int main(int argc, char** argv) {
     ragpp::HnswOptions h;
     h.M = M;
     h.ef_construction = efc;
-    ragpp::VectorIndex<NoText, ragpp::Hnsw> index(NoText{dim}, cosine, h);
+    ragpp::VectorIndexOptions graph_opts = cosine;
+    if (int8) graph_opts.quantization = ragpp::Quantization::int8;
+    ragpp::VectorIndex<NoText, ragpp::Hnsw> index(NoText{dim}, graph_opts, h);
     {
         Timer t;
-        for (std::size_t i = 0; i < n; ++i) index.add_vector(static_cast<DocId>(i), vec(base[i]));
-        std::printf("{\"build\": \"ragpp\", \"cpu_s\": %.2f, \"wall_s\": %.2f}\n", t.cpu(), t.wall());
+        const double p0 = process_cpu_now();
+        if (threads == 0) {
+            for (std::size_t i = 0; i < n; ++i) index.add_vector(static_cast<DocId>(i), vec(base[i]));
+        } else {
+            ragpp::RowMatrixXf rowsm(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(dim));
+            std::vector<DocId> ids(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                ids[i] = static_cast<DocId>(i);
+                std::copy_n(all.data() + base[i] * dim, dim, rowsm.data() + i * dim);
+            }
+            index.add_vectors(ids, rowsm, static_cast<unsigned>(threads));
+        }
+        std::printf("{\"build\": \"ragpp\", \"rows\": \"%s\", \"threads\": %zu, \"cpu_s\": %.2f, \"wall_s\": %.2f}\n",
+                    int8 ? "int8" : "float32", threads, threads == 0 ? t.cpu() : process_cpu_now() - p0, t.wall());
         std::fflush(stdout);
     }
 #if RAGPP_HAVE_HNSWLIB
@@ -206,6 +232,7 @@ int main(int argc, char** argv) {
     // exact scan of the allowed set (ef 64; 200 queries).
     const std::size_t fq = std::min<std::size_t>(nq, 200);
     for (double keep : {0.5, 0.1, 0.01, 0.001}) {
+        if (!filters) break;
         ragpp::DocSet set(n);
         std::mt19937_64 frng(7);
         for (std::size_t i = 0; i < n; ++i)

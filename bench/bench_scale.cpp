@@ -19,18 +19,23 @@
 //              (cold pages, then again warm) beside the built index's, and how many of the
 //              queries return identical hits;
 //   bm25_first_write  the first add to a copy of the mapped index (it decodes the file: thaw);
+//   hnsw       the approximate index (VectorIndex<E, Hnsw> on int8 rows, M --hnsw-m,
+//              ef_construction --hnsw-efc, ef_search --hnsw-ef), only up to --hnsw-max
+//              chunks: build time (wall, and CPU of the process: the build runs on
+//              --hnsw-threads threads), its file size, mapped open time; progress on stderr;
 //   search     top-10 p50/p99 latency (wall) and queries per second for bm25, vector
-//              (flat int8 scan), vector (HNSW, float32 rows, only up to --hnsw-max
-//              chunks: the graph keeps float32 rows and takes hours to build at 10M on
-//              this machine), and hybrid (bm25 top-100 + vector top-100 fused by RRF,
-//              k = 60, the Retriever's fusion without its query embedding), at 1 and 2
-//              threads (each thread runs its share of the queries).
+//              (flat int8 scan), vector (HNSW, with its recall@10 against the flat int8
+//              scan's ids), and hybrid (bm25 top-100 + vector top-100 fused by RRF,
+//              k = 60, the Retriever's fusion without its query embedding; with the flat
+//              scan, and with HNSW when it was built), at 1 and 2 threads (each thread
+//              runs its share of the queries).
 //   peak       peak RSS of the whole run (getrusage), the figure that must fit in 24 GB.
 //
 // Usage: bench_scale [--docs N] [--dim D] [--vocab V] [--queries Q] [--vector-queries QV]
-//                    [--hnsw-max N] [--out DIR] [--seed S]
-// --out DIR (default: a folder under the system temporary folder) receives bm25.idx and
-// vector.idx; they are removed at the end unless --keep 1.
+//                    [--hnsw-max N] [--hnsw-threads T] [--hnsw-m M] [--hnsw-efc E] [--hnsw-ef E]
+//                    [--out DIR] [--seed S]
+// --out DIR (default: a folder under the system temporary folder) receives bm25.idx,
+// vector.idx and hnsw.idx; they are removed at the end unless --keep 1.
 #include "bm25_bench.hpp"
 
 #include <ragpp/embed/hashing.hpp>
@@ -61,6 +66,13 @@ std::size_t anon_rss_bytes() {
     std::size_t pages = 0, resident = 0, shared = 0;
     in >> pages >> resident >> shared;
     return (resident - shared) * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+/// CPU time of the whole process (every thread), in seconds.
+double process_cpu_s() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 /// splitmix64: a fast seeded generator for the vectors' noise.
@@ -124,6 +136,11 @@ int main(int argc, char** argv) try {
     const auto nvq = static_cast<std::size_t>(
         bench::option(argc, argv, "vector-queries", static_cast<long>(std::min<std::size_t>(nqueries, 100))));
     const auto hnsw_max = static_cast<std::size_t>(bench::option(argc, argv, "hnsw-max", 200'000));
+    const auto hnsw_threads = static_cast<unsigned>(bench::option(argc, argv, "hnsw-threads", 2));
+    ragpp::HnswOptions hnsw_opts;
+    hnsw_opts.M = static_cast<std::size_t>(bench::option(argc, argv, "hnsw-m", 16));
+    hnsw_opts.ef_construction = static_cast<std::size_t>(bench::option(argc, argv, "hnsw-efc", 200));
+    hnsw_opts.ef_search = static_cast<std::size_t>(bench::option(argc, argv, "hnsw-ef", 64));
     const auto seed = static_cast<std::uint64_t>(bench::option(argc, argv, "seed", 20261201));
     const bool keep = bench::option(argc, argv, "keep", 0) != 0;
     std::filesystem::path out = std::filesystem::temp_directory_path() / ("ragpp-bench-scale-" + std::to_string(::getpid()));
@@ -191,7 +208,9 @@ int main(int argc, char** argv) try {
         for (std::size_t j = 0; j < dim; ++j) v[j] = c[j] + a * g.sym();
         normalise(v, dim);
     };
-    {
+    // Builds a vector index by batches of 65,536 generated rows: add(ids, rows) each, then
+    // progress(rows so far, wall, CPU); returns the wall and process-CPU seconds of add.
+    auto build_by_batches = [&](auto&& add, auto&& progress) {
         constexpr std::size_t batch = 65'536;
         ragpp::RowMatrixXf rows(static_cast<Eigen::Index>(batch), static_cast<Eigen::Index>(dim));
         std::vector<ragpp::DocId> ids;
@@ -203,11 +222,17 @@ int main(int argc, char** argv) try {
                 ids[i] = static_cast<ragpp::DocId>(first + i);
                 make_vector(first + i, rows.data() + i * dim);
             }
-            const double t0 = bench::now_s(), c0 = bench::cpu_now_s();
-            vectors.add_vectors(ids, rows.topRows(static_cast<Eigen::Index>(n)));
+            const double t0 = bench::now_s(), c0 = process_cpu_s();
+            add(ids, rows.topRows(static_cast<Eigen::Index>(n)));
             wall += bench::now_s() - t0;
-            cpu += bench::cpu_now_s() - c0;
+            cpu += process_cpu_s() - c0;
+            progress(first + n, wall, cpu);
         }
+        return std::pair{wall, cpu};
+    };
+    {
+        const auto [wall, cpu] = build_by_batches([&](const auto& ids, const auto& rows) { vectors.add_vectors(ids, rows); },
+                                                  [](std::size_t, double, double) {});
         line({{"figure", "build"}, {"index", "vector_int8"}, {"build_s", wall}, {"build_cpu_s", cpu},
               {"memory_bytes", vectors.memory_bytes()},
               {"bytes_per_vector", static_cast<double>(vectors.memory_bytes()) / static_cast<double>(ndocs)},
@@ -299,23 +324,34 @@ int main(int argc, char** argv) try {
               {"opened_answer_as_built", std::to_string(same) + "/" + std::to_string(2 * check)}});
     }
 
-    // --- HNSW (float32 rows), up to --hnsw-max chunks -----------------------------------------
+    // --- HNSW (int8 rows), up to --hnsw-max chunks -------------------------------------------
     using Hnsw = ragpp::VectorIndex<ragpp::HashingEmbedder, ragpp::Hnsw>;
     std::optional<Hnsw> hnsw;
     if (ndocs <= hnsw_max) {
-        ragpp::VectorIndexOptions ho32;
-        ho32.metric = ragpp::Metric::cosine;
-        hnsw.emplace(ragpp::HashingEmbedder(ho), ho32, ragpp::HnswOptions{});
-        std::vector<float> v(dim);
-        const double t0 = bench::now_s(), c0 = bench::cpu_now_s();
-        for (std::size_t d = 0; d < ndocs; ++d) {
-            make_vector(d, v.data());
-            hnsw->add_vector(static_cast<ragpp::DocId>(d), v);
-        }
-        line({{"figure", "build"}, {"index", "vector_hnsw"}, {"build_s", bench::now_s() - t0},
-              {"build_cpu_s", bench::cpu_now_s() - c0}, {"peak_rss_bytes", peak_rss()}});
+        hnsw.emplace(ragpp::HashingEmbedder(ho), vo, hnsw_opts);
+        const double start = bench::now_s();
+        const auto [wall, cpu] = build_by_batches(
+            [&](const auto& ids, const auto& rows) { hnsw->add_vectors(ids, rows, hnsw_threads); },
+            [&](std::size_t done, double w, double c) {
+                std::fprintf(stderr, "bench_scale: hnsw %zu / %zu nodes, %.0f s wall, %.0f s CPU, %.0f s since the start\n",
+                             done, ndocs, w, c, bench::now_s() - start);
+            });
+        line({{"figure", "build"}, {"index", "vector_hnsw_int8"}, {"build_s", wall}, {"build_cpu_s", cpu},
+              {"threads", hnsw_threads}, {"M", hnsw_opts.M}, {"ef_construction", hnsw_opts.ef_construction},
+              {"peak_rss_bytes", peak_rss()}});
+        hnsw->save(out / "hnsw.idx");
+        const double o0 = bench::now_s();
+        auto hnsw_m = Hnsw::load(out / "hnsw.idx", ragpp::HashingEmbedder(ho), vo,
+                                 ragpp::OpenOptions{.mmap = true, .verify = false});
+        const double open_s = bench::now_s() - o0;
+        std::size_t same = 0;
+        const std::size_t check = std::min<std::size_t>(20, nvec_queries);
+        for (std::size_t q = 0; q < check; ++q) same += hnsw_m.search_vector(vq(q), k) == hnsw->search_vector(vq(q), k) ? 1 : 0;
+        line({{"figure", "save_open"}, {"index", "vector_hnsw_int8"},
+              {"disk_bytes", std::filesystem::file_size(out / "hnsw.idx")}, {"open_mmap_s", open_s},
+              {"opened_answer_as_built", std::to_string(same) + "/" + std::to_string(check)}});
     } else {
-        line({{"figure", "build"}, {"index", "vector_hnsw"}, {"skipped", "docs > --hnsw-max"}});
+        line({{"figure", "build"}, {"index", "vector_hnsw_int8"}, {"skipped", "docs > --hnsw-max"}});
     }
 
     // --- search latency at 1 and 2 threads ----------------------------------------------------
@@ -339,16 +375,21 @@ int main(int argc, char** argv) try {
                 for (auto id : exact) found += std::find(approx.begin(), approx.end(), id) != approx.end() ? 1 : 0;
                 wanted += exact.size();
             }
-            report("vector_hnsw", nqueries,
+            report("vector_hnsw_int8", nqueries,
                    measure(nqueries, threads, [&](std::size_t q) { (void)hnsw->search_vector(vq(q), k); }),
-                   {{"recall_at_10_vs_flat", static_cast<double>(found) / static_cast<double>(std::max<std::size_t>(wanted, 1))}});
+                   {{"recall_at_10_vs_flat", static_cast<double>(found) / static_cast<double>(std::max<std::size_t>(wanted, 1))},
+                    {"ef_search", hnsw->hnsw_options().ef_search}});
         }
-        report("hybrid_rrf", nvec_queries, measure(nvec_queries, threads, [&](std::size_t q) {
-                   const std::vector<std::vector<ragpp::DocId>> lists{ids_of(bm25.search(text_queries[q], fuse_depth)),
-                                                                      ids_of(vectors.search_vector(vq(q), fuse_depth))};
-                   auto fused = ragpp::reciprocal_rank_fusion(lists);
-                   if (fused.size() > k) fused.erase(fused.begin() + static_cast<std::ptrdiff_t>(k), fused.end());
-               }));
+        const auto hybrid = [&](const auto& vec) {
+            return [&](std::size_t q) {
+                const std::vector<std::vector<ragpp::DocId>> lists{ids_of(bm25.search(text_queries[q], fuse_depth)),
+                                                                   ids_of(vec.search_vector(vq(q), fuse_depth))};
+                auto fused = ragpp::reciprocal_rank_fusion(lists);
+                if (fused.size() > k) fused.erase(fused.begin() + static_cast<std::ptrdiff_t>(k), fused.end());
+            };
+        };
+        report("hybrid_rrf", nvec_queries, measure(nvec_queries, threads, hybrid(vectors)));
+        if (hnsw) report("hybrid_rrf_hnsw", nqueries, measure(nqueries, threads, hybrid(*hnsw)));
     }
     line({{"figure", "peak"}, {"peak_rss_bytes", peak_rss()}});
     if (!keep) std::filesystem::remove_all(out);

@@ -570,6 +570,49 @@ TEST_CASE("Concurrent: 4 readers and a writer on an HNSW VectorIndex see only se
     run_index_stress(ragpp::VectorIndex<ragpp::HashingEmbedder, ragpp::Hnsw>(ragpp::HashingEmbedder(ho), {}, hnsw), 81);
 }
 
+TEST_CASE("HNSW: add_vectors on 2 threads builds the graph of 1 thread (float32 and int8 rows)", "[concurrency][hnsw]") {
+    // The batch's searches run on both threads against the graph as it was; the links are
+    // computed in parallel per neighbour and written after: the same graph, race-free.
+    ragpp::HashingOptions ho;
+    ho.dimension = 32;
+    ragpp::HnswOptions hnsw;
+    hnsw.M = 8;
+    hnsw.ef_construction = 40;
+    const std::size_t n = 700;
+    ragpp::RowMatrixXf rows(static_cast<Eigen::Index>(n), 32);
+    Lcg g{91};
+    for (Eigen::Index i = 0; i < rows.rows(); ++i)
+        for (Eigen::Index j = 0; j < rows.cols(); ++j) rows(i, j) = static_cast<float>(g.next(2001)) / 1000.0F - 1.0F;
+    std::vector<ragpp::DocId> ids(n);
+    for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<ragpp::DocId>(i * 3);
+    for (auto q : {ragpp::Quantization::none, ragpp::Quantization::int8}) {
+        ragpp::VectorIndexOptions vo;
+        vo.quantization = q;
+        using H = ragpp::VectorIndex<ragpp::HashingEmbedder, ragpp::Hnsw>;
+        H one(ragpp::HashingEmbedder(ho), vo, hnsw), two(ragpp::HashingEmbedder(ho), vo, hnsw);
+        one.add_vectors(ids, rows, 1);
+        two.add_vectors(ids, rows, 2);
+        const auto& a = one.graph();
+        const auto& b = two.graph();
+        REQUIRE(a.slots() == b.slots());
+        CHECK(a.entry() == b.entry());
+        std::size_t differ = 0;
+        for (std::uint32_t s = 0; s < a.slots(); ++s) {
+            REQUIRE(a.level(s) == b.level(s));
+            for (int lc = 0; lc <= a.level(s); ++lc) {
+                const std::uint32_t* x = a.list(s, lc);
+                const std::uint32_t* y = b.list(s, lc);
+                if (!std::equal(x, x + 1 + x[0], y)) ++differ;
+            }
+        }
+        CHECK(differ == 0);
+        for (Eigen::Index i = 0; i < 20; ++i) {
+            const Eigen::VectorXf v = rows.row(i);
+            CHECK(one.search_vector(v, 10) == two.search_vector(v, 10));
+        }
+    }
+}
+
 TEST_CASE("Concurrent: 4 readers and a writer on a Collection (BM25 + int8 vectors) see only sequential states",
           "[concurrency][concurrent][collection]") {
     // Seeded random adds, updates and removes of sources (each source is chunked into two).

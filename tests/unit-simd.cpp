@@ -83,6 +83,13 @@ TEST_CASE("SIMD kernels agree with the scalar oracles on every ISA this CPU has"
             k.rows_i8(c.data(), n, s8, d.data(), gi.data());
             simd::rows_i8_scalar(c.data(), n, s8, d.data(), wi.data());
             CHECK(gi == wi);  // integer sums: exact
+            // One int8 row against another (the HNSW graph's kernel), row by row.
+            std::vector<std::int8_t> d8(s8, 0);
+            for (std::size_t j = 0; j < dim; ++j) d8[j] = static_cast<std::int8_t>(d[j]);
+            for (std::size_t i = 0; i < n; ++i) {
+                CHECK(k.dot_i8(c.data() + i * s8, d8.data(), s8) == wi[i]);
+                CHECK(simd::dot_i8_scalar(c.data() + i * s8, d8.data(), s8) == wi[i]);
+            }
         }
     }
 }

@@ -11,6 +11,8 @@
 // - int8 rows: `stride` a multiple of 32, zero padded, the query given as int16 values
 //   in [-127, 127] padded with zeros to `stride`. Sums are exact in int32 for
 //   dim <= 130,000 (127 * 127 * 130,000 < 2^31).
+// - one int8 row against another (dot_i8, the HNSW graph's int8 rows and queries): `n`
+//   a multiple of 32, both zero padded, values in [-127, 127]; exact in int32 likewise.
 #pragma once
 
 #include <bit>
@@ -130,6 +132,12 @@ inline void rows_i8_scalar(const std::int8_t* rows, std::size_t n, std::size_t s
         for (std::size_t j = 0; j < stride; ++j) s += std::int32_t{r[j]} * std::int32_t{q[j]};
         out[i] = s;
     }
+}
+
+[[nodiscard]] inline std::int32_t dot_i8_scalar(const std::int8_t* a, const std::int8_t* b, std::size_t n) noexcept {
+    std::int32_t s = 0;
+    for (std::size_t j = 0; j < n; ++j) s += std::int32_t{a[j]} * std::int32_t{b[j]};
+    return s;
 }
 
 #if RAGPP_X86_DISPATCH
@@ -254,6 +262,22 @@ __attribute__((target("avx2"))) inline void rows_i8_avx2(const std::int8_t* rows
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
         out[i] = _mm_cvtsi128_si32(s);
     }
+}
+
+/// One int8 row against another (n a multiple of 32): sign-extended to int16, multiplied
+/// and summed in pairs (vpmaddwd).
+__attribute__((target("avx2"))) inline std::int32_t dot_i8_avx2(const std::int8_t* a, const std::int8_t* b,
+                                                               std::size_t n) noexcept {
+    __m256i acc = _mm256_setzero_si256();
+    for (std::size_t j = 0; j < n; j += 16) {
+        const __m256i x = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + j)));
+        const __m256i y = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + j)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, y));
+    }
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
 }
 
 // --- AVX-512 (F + BW) -----------------------------------------------------------------
@@ -434,6 +458,18 @@ __attribute__((target("avx512f,avx512bw"))) inline void rows_i8_avx512(const std
         out[i] = hsum512i(_mm512_add_epi32(acc0, acc1));
     }
 }
+/// One int8 row against another (n a multiple of 32), as dot_i8_avx2 on 512-bit registers.
+__attribute__((target("avx512f,avx512bw"))) inline std::int32_t dot_i8_avx512(const std::int8_t* a, const std::int8_t* b,
+                                                                             std::size_t n) noexcept {
+    __m512i acc = _mm512_setzero_si512();
+    std::size_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        const __m512i x = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j)));
+        const __m512i y = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + j)));
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(x, y));
+    }
+    return hsum512i(acc);
+}
 /// int8 rows with AVX-512 VNNI (vpdpbusd multiplies unsigned by signed bytes): the
 /// query d (in [-127, 127]) is offset to u = d + 128 and
 ///   sum_i c_i d_i = sum_i c_i u_i - 128 sum_i c_i,
@@ -494,6 +530,7 @@ struct Kernels {
         &rows_i8_scalar;
     void (*rows4q_f32)(const float*, std::size_t, std::size_t, std::size_t, const float*, std::size_t, float*,
                        std::size_t) noexcept = &rows4q_f32_scalar;
+    std::int32_t (*dot_i8)(const std::int8_t*, const std::int8_t*, std::size_t) noexcept = &dot_i8_scalar;
 };
 
 #if RAGPP_X86_DISPATCH
@@ -527,9 +564,10 @@ struct Kernels {
     if (!supported(isa)) return k;
 #if RAGPP_X86_DISPATCH
     if (isa == Isa::avx2) {
-        k = Kernels{Isa::avx2, &dot_f32_avx2, &rows_f32_avx2, &rows_f16_avx2, &rows_i8_avx2, &rows4q_f32_avx2};
+        k = Kernels{Isa::avx2, &dot_f32_avx2, &rows_f32_avx2, &rows_f16_avx2, &rows_i8_avx2, &rows4q_f32_avx2, &dot_i8_avx2};
     } else if (isa == Isa::avx512) {
-        k = Kernels{Isa::avx512, &dot_f32_avx512, &rows_f32_avx512, &rows_f16_avx512, &rows_i8_avx512, &rows4q_f32_avx512};
+        k = Kernels{Isa::avx512, &dot_f32_avx512, &rows_f32_avx512, &rows_f16_avx512, &rows_i8_avx512, &rows4q_f32_avx512,
+                    &dot_i8_avx512};
         if (__builtin_cpu_supports("avx512vnni")) k.rows_i8 = &rows_i8_vnni;
     }
 #endif

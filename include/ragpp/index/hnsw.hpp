@@ -13,16 +13,24 @@
 //     search to pay (allowed^2 < HnswOptions::exact_filter_factor * ef * size()) is
 //     scanned exactly instead, and a graph search returning fewer than k results falls
 //     back to the exact scan, so k results come back whenever k allowed documents exist;
-//   - save/load in a ragpp index file (format "HNSWINDX" version 1); opened with
+//   - add_vectors inserts by batches of `insert_batch` nodes, on as many threads as asked
+//     (detail/hnsw_graph.hpp: a batch's nodes search the graph in parallel, then are
+//     linked); the graph depends on the batches, not on the number of threads;
+//   - save/load in a ragpp index file (format "HNSWINDX" version 2); opened with
 //     OpenOptions{.mmap = true} the rows and the level-0 graph are used in place from the
 //     mapped file, and the first write after that copies them (copy-on-write).
 //
 // Metrics: cosine (rows and queries L2-normalised), inner_product, l2, with the same
-// scores as the Flat backend. Rows are float32; VectorIndexOptions::quantization must be
-// none (UnsupportedError otherwise).
+// scores as the Flat backend. Rows are float32, or with VectorIndexOptions::quantization
+// int8 the Flat backend's int8 codes and scales (index/detail/int8_codes.hpp) INSTEAD of
+// float32 rows (a 384-d row: 384 bytes instead of 1,536): the graph is built and searched
+// on int8 scores (integer dot products), and the ef candidates of a search are re-scored
+// from the dequantized rows with the float32 query, so a document's score is the one the
+// Flat int8 index gives it. float16 and exact_rescore are not offered (UnsupportedError).
 //
 // Threading: const members (search, save, ...) are safe to call concurrently (each search
-// leases its own scratch); writes need exclusive access.
+// leases its own scratch); writes need exclusive access (add_vectors' own threads are
+// internal to the call).
 #pragma once
 
 #include <algorithm>
@@ -51,6 +59,7 @@
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/index/detail/hnsw_graph.hpp>
+#include <ragpp/index/detail/int8_codes.hpp>
 #include <ragpp/index/detail/vector_checks.hpp>
 #include <ragpp/index/vector.hpp>
 
@@ -76,29 +85,38 @@ struct HnswOptions {
     double exact_filter_factor = 16.0;
 };
 
+/// The nodes add_vectors / add_documents insert together (detail/hnsw_graph.hpp): each
+/// searches the graph as it was before its batch and takes the earlier nodes of its batch
+/// as exact candidates. add_vector is a batch of one.
+inline constexpr std::size_t hnsw_insert_batch = 256;
+
 template <Embedder E>
 class VectorIndex<E, Hnsw> {
 public:
     /// The format id and version of its files (detail/binary_file.hpp container).
-    static constexpr detail::BinaryFormat file_format{"HNSWINDX", 1, "HNSW vector index", ""};
+    static constexpr detail::BinaryFormat file_format{"HNSWINDX", 2, "HNSW vector index", ""};
     static constexpr std::uint32_t file_version = file_format.version;
 
     VectorIndex()
         requires std::default_initializable<E>
         : VectorIndex(E{}) {}
     /// Throws InvalidArgument on an embedder of dimension 0 or invalid options,
-    /// UnsupportedError on a quantization other than none.
+    /// UnsupportedError on Quantization::float16 or on exact_rescore with int8.
     explicit VectorIndex(E embedder, VectorIndexOptions options = {}, HnswOptions hnsw = {})
         : embedder_(std::move(embedder)), options_(options), hnsw_(hnsw), dim_(embedder_.dimension()) {
         if (dim_ == 0) throw InvalidArgument("VectorIndex<Hnsw>: the embedder's dimension is 0");
-        if (options_.quantization != Quantization::none)
-            throw UnsupportedError("VectorIndex<Hnsw>: VectorIndexOptions::quantization " +
-                                   std::string(to_string(options_.quantization)) + " (only none: float32 rows)");
+        if (options_.quantization == Quantization::float16)
+            throw UnsupportedError("VectorIndex<Hnsw>: VectorIndexOptions::quantization float16 (none or int8)");
+        if (options_.quantization == Quantization::none) options_.exact_rescore = false;
+        if (options_.exact_rescore)
+            throw UnsupportedError("VectorIndex<Hnsw>: VectorIndexOptions::exact_rescore (int8 candidates are re-scored "
+                                   "from the dequantized rows; the Flat backend offers exact re-scoring)");
         if (hnsw_.M < 2 || hnsw_.M > 1024) throw InvalidArgument("HnswOptions::M must be in [2, 1024]");
         if (hnsw_.ef_construction == 0) throw InvalidArgument("HnswOptions::ef_construction must be >= 1");
         if (hnsw_.ef_search == 0) throw InvalidArgument("HnswOptions::ef_search must be >= 1");
         if (!(hnsw_.exact_filter_factor >= 0.0)) throw InvalidArgument("HnswOptions::exact_filter_factor must be >= 0");
-        graph_ = detail::HnswGraph(dim_, hnsw_.M, hnsw_.ef_construction, options_.metric == Metric::l2, hnsw_.seed);
+        graph_ = detail::HnswGraph(dim_, hnsw_.M, hnsw_.ef_construction, options_.metric == Metric::l2, hnsw_.seed,
+                                   options_.quantization == Quantization::int8);
     }
 
     [[nodiscard]] const E& embedder() const noexcept { return embedder_; }
@@ -143,7 +161,8 @@ public:
         return id;
     }
     /// Embeds many documents together and stores doc i under ids[i]; all or nothing.
-    void add_documents(std::span<const DocId> ids, std::span<const Document* const> docs) {
+    /// The graph is built on `threads` threads (add_vectors).
+    void add_documents(std::span<const DocId> ids, std::span<const Document* const> docs, unsigned threads = 1) {
         if (ids.size() != docs.size())
             throw DimensionError("VectorIndex<Hnsw>::add_documents: " + std::to_string(ids.size()) + " ids for " +
                                  std::to_string(docs.size()) + " documents");
@@ -152,7 +171,7 @@ public:
         std::vector<std::string> texts;
         texts.reserve(docs.size());
         for (const Document* d : docs) texts.push_back(d->text);
-        add_vectors(ids, embedder_.embed_batch(texts, Role::passage));
+        add_vectors(ids, embedder_.embed_batch(texts, Role::passage), threads);
     }
 
     /// Inserts a precomputed embedding into the graph. Throws DimensionError on a wrong
@@ -168,21 +187,15 @@ public:
             if (!std::isfinite(x))
                 throw InvalidArgument("VectorIndex<Hnsw>::add_vector: vector of DocId " + std::to_string(id) +
                                       " has a NaN or infinite value");
-        std::vector<float> row(v.begin(), v.end());
-        if (options_.metric == Metric::cosine) normalize(row);
-        auto plan = graph_.plan_insert(row.data());
-        if (plan.new_slot && ids_.size() == ids_.capacity()) ids_.reserve(ids_.size() * 2 + 16);
-        slot_of_.emplace(id, plan.slot);  // the last step that may throw
-        if (plan.new_slot) ids_.push_back(id);
-        else ids_[plan.slot] = id;
-        graph_.commit(plan);
-        next_id_ = std::max<DocId>(next_id_, id == std::numeric_limits<DocId>::max() ? id : id + 1);
+        insert(std::span<const DocId>(&id, 1), v.data(), dim_, 1);
     }
     void add_vector(DocId id, const Eigen::Ref<const Eigen::VectorXf>& v) {
         add_vector(id, std::span<const float>(v.data(), static_cast<std::size_t>(v.size())));
     }
-    /// Stores many precomputed embeddings (row i under ids[i]); all or nothing.
-    void add_vectors(std::span<const DocId> ids, const Eigen::Ref<const RowMatrixXf>& vectors) {
+    /// Stores many precomputed embeddings (row i under ids[i]); all or nothing. The graph
+    /// is built by batches of hnsw_insert_batch nodes, each batch's searches on up to
+    /// `threads` threads (the same graph whatever `threads` is).
+    void add_vectors(std::span<const DocId> ids, const Eigen::Ref<const RowMatrixXf>& vectors, unsigned threads = 1) {
         detail::check_vector_batch("VectorIndex<Hnsw>::add_vectors", ids, static_cast<std::size_t>(vectors.rows()),
                                    static_cast<std::size_t>(vectors.cols()), dim_,
                                    [this](DocId id) { return contains(id); }, &duplicate);
@@ -191,17 +204,8 @@ public:
                 if (!std::isfinite(vectors(i, j)))
                     throw InvalidArgument("VectorIndex<Hnsw>::add_vectors: vector of DocId " +
                                           std::to_string(ids[static_cast<std::size_t>(i)]) + " has a NaN or infinite value");
-        std::size_t done = 0;
-        try {
-            for (; done < ids.size(); ++done) {
-                const auto r = vectors.row(static_cast<Eigen::Index>(done));
-                add_vector(ids[done], std::span<const float>(r.data(), dim_));
-            }
-        } catch (...) {  // out of memory: take back the ones added (each removal plans first)
-            for (std::size_t i = done; i-- > 0;)
-                if (contains(ids[i])) remove_document(ids[i]);
-            throw;
-        }
+        if (ids.empty()) return;
+        insert(ids, vectors.data(), static_cast<std::size_t>(vectors.outerStride()), threads);
     }
 
     /// Removes `id`: unlinks its node, repairs its in-neighbours' lists and frees its slot
@@ -217,12 +221,17 @@ public:
 
     // --- reads ----------------------------------------------------------------------
 
-    /// The stored vector of `id` (normalised for cosine); throws NotFoundError.
+    /// The stored vector of `id` (normalised for cosine; int8: the dequantized row, as the
+    /// Flat int8 index gives it); throws NotFoundError.
     [[nodiscard]] Eigen::VectorXf vector(DocId id) const {
         auto it = slot_of_.find(id);
         if (it == slot_of_.end())
             throw NotFoundError("VectorIndex<Hnsw>::vector: no vector with DocId " + std::to_string(id));
-        return Eigen::Map<const Eigen::VectorXf>(graph_.row(it->second), static_cast<Eigen::Index>(dim_));
+        if (!graph_.int8()) return Eigen::Map<const Eigen::VectorXf>(graph_.row(it->second), static_cast<Eigen::Index>(dim_));
+        Eigen::VectorXf v(static_cast<Eigen::Index>(dim_));
+        const std::int8_t* c = graph_.codes(it->second);
+        for (std::size_t j = 0; j < dim_; ++j) v[static_cast<Eigen::Index>(j)] = graph_.scale(it->second) * c[j];
+        return v;
     }
 
     /// The k best documents for `query`, embedded as a query (approximate).
@@ -244,46 +253,50 @@ public:
         if (k == 0 || size() == 0) return {};
         const std::size_t n = size();
         const std::size_t e = std::max({ef, k < n ? k : n, std::size_t{1}});
-        const float qn2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
+        std::vector<std::int8_t> codes;
+        const detail::HnswQuery gq = graph_query(q, codes);
         if (options.allowed) {
             const double a = static_cast<double>(options.allowed->count());
             if (a * a < hnsw_.exact_filter_factor * static_cast<double>(e) * static_cast<double>(n))
-                return exact(q, qn2, k, options);
+                return exact(q, gq, k, options);
         }
         const DocSet* allowed = options.allowed.get();
         const auto cands = allowed == nullptr
-                               ? graph_.search(q.data(), qn2, e, [](std::uint32_t) { return true; })
-                               : graph_.search(q.data(), qn2, e, [&](std::uint32_t s) { return allowed->test(ids_[s]); });
+                               ? graph_.search(gq, e, [](std::uint32_t) { return true; })
+                               : graph_.search(gq, e, [&](std::uint32_t s) { return allowed->test(ids_[s]); });
         if (cands.size() < k && cands.size() < n) {
             // A graph search that found fewer than k: the exact scan tells whether k exist.
-            auto all = exact(q, qn2, k, options);
+            auto all = exact(q, gq, k, options);
             if (all.size() > cands.size()) return all;
         }
         detail::TopK top(k, cands.size());
-        for (const auto& c : cands) top.push(ids_[c.slot], c.score);
+        for (const auto& c : cands) top.push(ids_[c.slot], graph_.int8() ? final_score(q, gq, c.slot) : c.score);
         return top.take_sorted();
     }
     [[nodiscard]] std::vector<Hit> search_vector(const Eigen::Ref<const Eigen::VectorXf>& query, std::size_t k,
                                                  const SearchOptions& options = {}) const {
         return search_vector(std::span<const float>(query.data(), static_cast<std::size_t>(query.size())), k, options);
     }
-    /// Exact search over the stored rows (every live node scored): the graph's oracle.
+    /// Exact search over the stored rows (every live node scored, int8: from the
+    /// dequantized rows): the graph's oracle.
     [[nodiscard]] std::vector<Hit> search_exact_vector(std::span<const float> query, std::size_t k,
                                                        const SearchOptions& options = {}) const {
         const std::vector<float> q = prepare_query(query, "search_exact_vector");
         if (k == 0 || size() == 0) return {};
-        return exact(q, detail::simd::dot_f32_scalar(q.data(), q.data(), dim_), k, options);
+        std::vector<std::int8_t> codes;
+        return exact(q, graph_query(q, codes), k, options);
     }
 
     // --- persistence ------------------------------------------------------------------
     //
     // A ragpp index file (detail/binary_file.hpp: magic "RAGPPIDX", format id "HNSWINDX",
-    // version 1), payload (little-endian):
-    //   u32 metric | u64 dimension | str embedder name | u64 M | u64 ef_construction |
-    //   u64 ef_search | u64 seed | f64 exact_filter_factor | u64 stride | u64 slots |
-    //   u32 entry slot (0xFFFFFFFF: empty) | u32 top level + 1 | u32 pad | pad zero bytes
-    //   (so the rows start at a file offset that is a multiple of 64) |
-    //   slots x stride f32 rows (zero padded) | slots x f32 |x|^2 |
+    // version 2; version 1, float32 only, is refused as older), payload (little-endian):
+    //   u32 metric | u32 quantization (0 none, 2 int8) | u64 dimension | str embedder name |
+    //   u64 M | u64 ef_construction | u64 ef_search | u64 seed | f64 exact_filter_factor |
+    //   u64 stride | u64 slots | u32 entry slot (0xFFFFFFFF: empty) | u32 top level + 1 |
+    //   u32 pad | pad zero bytes (so the rows start at a file offset that is a multiple of 64) |
+    //   none: slots x stride f32 rows (zero padded); int8: slots x stride i8 codes (zero
+    //   padded) then slots x f32 scales | slots x f32 |x|^2 |
     //   slots x (1 + 2M) u32 level-0 lists (count, ids) | slots x u32 DocId |
     //   slots x u8 level (255: free slot) | for each live slot of level L > 0, in slot
     //   order: L x (1 + M) u32 upper lists.
@@ -297,6 +310,7 @@ public:
         const auto u64 = [&](std::uint64_t v) { w.u64(v); pos += 8; };
         const std::size_t slots = graph_.slots();
         u32(static_cast<std::uint32_t>(options_.metric));
+        u32(static_cast<std::uint32_t>(options_.quantization));
         u64(dim_);
         w.str(embedder_.name());
         pos += 4 + std::string_view(embedder_.name()).size();
@@ -314,7 +328,12 @@ public:
         u32(pad);
         const char zeros[64] = {};
         w.bytes(zeros, pad);
-        w.array(graph_.rows_data(), slots * graph_.stride());
+        if (graph_.int8()) {
+            w.array(graph_.codes_data(), slots * graph_.stride());
+            w.array(graph_.scales_data(), slots);
+        } else {
+            w.array(graph_.rows_data(), slots * graph_.stride());
+        }
         w.array(graph_.norms_data(), slots);
         w.array(graph_.links0_data(), slots * graph_.link0_words());
         w.array(ids_.data(), slots);
@@ -324,8 +343,8 @@ public:
         w.save(path, file_format);
     }
 
-    /// Reads an index saved by save(). The metric and the graph's options come from the
-    /// file; `options` must not ask for quantization. With `open.mmap` the rows and
+    /// Reads an index saved by save(). The metric, the quantization and the graph's
+    /// options come from the file. With `open.mmap` the rows and
     /// level-0 lists are used in place from the mapped file (a level-0 neighbour is then
     /// checked when a search reads it: a corrupted one throws FormatError naming the
     /// file); the DocIds, levels and upper lists are read and checked at open. Throws
@@ -338,6 +357,10 @@ public:
         detail::BinaryReader in(bytes->view(), file_format, path.string(), open.verify);
         const auto metric = in.u32("metric");
         if (metric > 2) in.fail("unknown metric " + std::to_string(metric));
+        const auto quant = in.u32("quantization");
+        if (quant != static_cast<std::uint32_t>(Quantization::none) && quant != static_cast<std::uint32_t>(Quantization::int8))
+            in.fail("unknown quantization " + std::to_string(quant));
+        const bool int8 = quant == static_cast<std::uint32_t>(Quantization::int8);
         const auto dim = in.u64("dimension");
         const std::string name(in.str("embedder name"));
         if (dim != embedder.dimension() || name != std::string(embedder.name()))
@@ -354,9 +377,11 @@ public:
         if (h.ef_construction == 0 || h.ef_search == 0 || !(h.exact_filter_factor >= 0.0))
             in.fail("invalid ef_construction, ef_search or exact_filter_factor");
         const auto stride = in.u64("stride");
-        if (stride != (dim + 15) / 16 * 16) in.fail("row stride " + std::to_string(stride) + " for dimension " + std::to_string(dim));
+        if (stride != (int8 ? (dim + 31) / 32 * 32 : (dim + 15) / 16 * 16))
+            in.fail("row stride " + std::to_string(stride) + " for dimension " + std::to_string(dim));
         const std::size_t l0 = 1 + 2 * h.M;
-        const std::size_t per_slot = static_cast<std::size_t>(stride) * 4 + 4 + l0 * 4 + 4 + 1;
+        const std::size_t value = int8 ? 1 : 4;  // bytes of a row's value
+        const std::size_t per_slot = static_cast<std::size_t>(stride) * value + (int8 ? 4 : 0) + 4 + l0 * 4 + 4 + 1;
         const std::size_t slots = in.count("slot count", per_slot);
         if (slots >= detail::HnswGraph::kNone) in.fail("slot count " + std::to_string(slots));
         const std::uint32_t entry = in.u32("entry slot");
@@ -368,7 +393,8 @@ public:
             if (n > in.remaining() / size) in.fail(std::string("truncated while reading ") + field);
             return in.raw(n * size, field).data();
         };
-        const char* rows = take(slots * stride, 4, "rows");
+        const char* rows = take(slots * stride, value, "rows");
+        const char* scales = int8 ? take(slots, 4, "scales") : nullptr;
         const char* norms = take(slots, 4, "norms");
         const char* links0 = take(slots * l0, 4, "level-0 lists");
         std::vector<DocId> ids;
@@ -403,6 +429,11 @@ public:
         // A mapped file keeps its pages (aligned: the payload offset of the rows is a
         // multiple of 64, the mapping page-aligned); a read file is copied (and checked).
         const bool in_place = bytes->mapped() && reinterpret_cast<std::uintptr_t>(rows) % 64 == 0;
+        for (std::size_t s = 0; int8 && s < slots; ++s) {  // a bad scale would give NaN scores
+            float a = 0;
+            std::memcpy(&a, scales + s * 4, 4);
+            if (!std::isfinite(a)) in.fail("node " + std::to_string(s) + " has a bad int8 scale");
+        }
         if (!in_place) {
             const auto* l = reinterpret_cast<const unsigned char*>(links0);
             for (std::size_t s = 0; s < slots; ++s) {
@@ -417,20 +448,29 @@ public:
             }
         }
         options.metric = static_cast<Metric>(metric);
+        options.quantization = static_cast<Quantization>(quant);
+        options.exact_rescore = false;
         VectorIndex index(std::move(embedder), options, h);
         if (in_place) {
-            index.graph_.install(slots, reinterpret_cast<const float*>(rows), reinterpret_cast<const float*>(norms),
-                                 reinterpret_cast<const std::uint32_t*>(links0), std::move(levels), std::move(upper), entry,
-                                 top, bytes, path.string());
+            detail::HnswGraph::Loaded a;
+            if (int8) a.codes = reinterpret_cast<const std::int8_t*>(rows);
+            else a.rows = reinterpret_cast<const float*>(rows);
+            a.scales = reinterpret_cast<const float*>(scales);
+            a.norms = reinterpret_cast<const float*>(norms);
+            a.links0 = reinterpret_cast<const std::uint32_t*>(links0);
+            index.graph_.install(slots, a, std::move(levels), std::move(upper), entry, top, bytes, path.string());
             bytes->advise_random();
         } else {
-            std::vector<float> r(slots * stride), n(slots);
+            std::vector<float> r(int8 ? 0 : slots * stride), sc(int8 ? slots : 0), n(slots);
+            std::vector<std::int8_t> c(int8 ? slots * stride : 0);
             std::vector<std::uint32_t> l(slots * l0);
             if (!r.empty()) std::memcpy(r.data(), rows, r.size() * 4);
+            if (!c.empty()) std::memcpy(c.data(), rows, c.size());
+            if (!sc.empty()) std::memcpy(sc.data(), scales, sc.size() * 4);
             if (!n.empty()) std::memcpy(n.data(), norms, n.size() * 4);
             if (!l.empty()) std::memcpy(l.data(), links0, l.size() * 4);
-            index.graph_.install(slots, r.data(), n.data(), l.data(), std::move(levels), std::move(upper), entry, top,
-                                 nullptr, path.string());
+            index.graph_.install(slots, {r.data(), c.data(), sc.data(), n.data(), l.data()}, std::move(levels),
+                                 std::move(upper), entry, top, nullptr, path.string());
         }
         index.ids_ = std::move(ids);
         index.slot_of_ = std::move(slot_of);
@@ -443,14 +483,14 @@ private:
     static DuplicateError duplicate(DocId id) {
         return DuplicateError("VectorIndex<Hnsw>: DocId " + std::to_string(id) + " is already indexed");
     }
-    void normalize(std::vector<float>& x) const noexcept {
-        const float n2 = detail::simd::dot_f32_scalar(x.data(), x.data(), dim_);
+    void normalize(float* x) const noexcept {
+        const float n2 = detail::simd::dot_f32_scalar(x, x, dim_);
         if (n2 > 0.0F) {
             const float inv = 1.0F / std::sqrt(n2);
-            for (float& v : x) v *= inv;
+            for (std::size_t j = 0; j < dim_; ++j) x[j] *= inv;
         }
     }
-    /// The query, normalised for cosine and zero padded to the row stride.
+    /// The query, normalised for cosine and zero padded to a float32 row's stride.
     std::vector<float> prepare_query(std::span<const float> query, const char* where) const {
         if (query.size() != dim_)
             throw DimensionError(std::string("VectorIndex<Hnsw>::") + where + ": query has " +
@@ -459,24 +499,93 @@ private:
         for (float x : q)
             if (!std::isfinite(x))
                 throw InvalidArgument(std::string("VectorIndex<Hnsw>::") + where + ": query has a NaN or infinite value");
-        if (options_.metric == Metric::cosine) normalize(q);
-        q.resize(graph_.stride(), 0.0F);
+        if (options_.metric == Metric::cosine) normalize(q.data());
+        q.resize(std::max(graph_.int8() ? dim_ : graph_.stride(), dim_), 0.0F);
         return q;
     }
+    /// The prepared query in the graph's form (int8: its codes, kept in `codes`).
+    detail::HnswQuery graph_query(const std::vector<float>& q, std::vector<std::int8_t>& codes) const {
+        detail::HnswQuery gq;
+        gq.n2 = detail::simd::dot_f32_scalar(q.data(), q.data(), dim_);
+        if (graph_.int8()) {
+            codes.assign(graph_.stride(), 0);
+            gq.scale = detail::int8_encode_query(q.data(), dim_, codes.data());
+            gq.c = codes.data();
+        } else {
+            gq.f = q.data();
+        }
+        return gq;
+    }
+    /// The score a result carries: the graph's (float32), or the dequantized row's with
+    /// the float32 query (int8: the Flat int8 index's re-scoring score).
+    float final_score(const std::vector<float>& q, const detail::HnswQuery& gq, std::uint32_t s) const noexcept {
+        if (!graph_.int8()) return graph_.score(gq, s);
+        const float d = detail::int8_rescore(graph_.codes(s), graph_.scale(s), q.data(), dim_);
+        return options_.metric == Metric::l2 ? 2.0F * d - graph_.norm2(s) - gq.n2 : d;
+    }
     /// Every allowed live node scored: the small-filter path and the fallback.
-    std::vector<Hit> exact(const std::vector<float>& q, float qn2, std::size_t k, const SearchOptions& options) const {
+    std::vector<Hit> exact(const std::vector<float>& q, const detail::HnswQuery& gq, std::size_t k,
+                           const SearchOptions& options) const {
         detail::TopK top(k, size());
         if (options.allowed && options.allowed->count() * 8 < size()) {
             options.allowed->for_each([&](DocId id) {
                 auto it = slot_of_.find(id);
-                if (it != slot_of_.end()) top.push(id, graph_.score(q.data(), qn2, it->second));
+                if (it != slot_of_.end()) top.push(id, final_score(q, gq, it->second));
             });
         } else {
             graph_.for_each_live([&](std::uint32_t s) {
-                if (options.allows(ids_[s])) top.push(ids_[s], graph_.score(q.data(), qn2, s));
+                if (options.allows(ids_[s])) top.push(ids_[s], final_score(q, gq, s));
             });
         }
         return top.take_sorted();
+    }
+
+    /// Inserts checked rows (row i at rows + i * row_stride, under ids[i], absent and
+    /// distinct) by batches of hnsw_insert_batch; all or nothing.
+    void insert(std::span<const DocId> ids, const float* rows, std::size_t row_stride, unsigned threads) {
+        std::vector<float> unit;  // the batch's rows, normalised (cosine)
+        std::size_t done = 0;
+        const DocId next_before = next_id_;
+        try {
+            while (done < ids.size()) {
+                const std::size_t n = std::min(hnsw_insert_batch, ids.size() - done);
+                const float* x = rows + done * row_stride;
+                std::size_t xs = row_stride;
+                if (options_.metric == Metric::cosine) {
+                    unit.resize(n * dim_);
+                    for (std::size_t i = 0; i < n; ++i) {
+                        std::copy_n(x + i * row_stride, dim_, unit.data() + i * dim_);
+                        normalize(unit.data() + i * dim_);
+                    }
+                    x = unit.data();
+                    xs = dim_;
+                }
+                auto plan = graph_.plan_batch(x, n, xs, threads);
+                std::size_t mapped = 0;
+                try {
+                    if (ids_.capacity() < ids_.size() + plan.added)
+                        ids_.reserve(std::max(ids_.size() + plan.added, ids_.size() * 2 + 16));
+                    for (; mapped < n; ++mapped) slot_of_.emplace(ids[done + mapped], plan.slots[mapped]);
+                } catch (...) {
+                    for (std::size_t i = 0; i < mapped; ++i) slot_of_.erase(ids[done + i]);
+                    graph_.abandon(plan);
+                    throw;
+                }
+                for (std::size_t i = 0; i < n; ++i) {
+                    const DocId id = ids[done + i];
+                    if (i < plan.reused) ids_[plan.slots[i]] = id;
+                    else ids_.push_back(id);  // capacity reserved
+                    next_id_ = std::max<DocId>(next_id_, id == std::numeric_limits<DocId>::max() ? id : id + 1);
+                }
+                graph_.commit(plan);
+                done += n;
+            }
+        } catch (...) {  // out of memory: take back the batches added (each removal plans first)
+            for (std::size_t i = done; i-- > 0;)
+                if (contains(ids[i])) remove_document(ids[i]);
+            next_id_ = next_before;
+            throw;
+        }
     }
 
     E embedder_;

@@ -75,6 +75,7 @@
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/embed/embedder.hpp>
+#include <ragpp/index/detail/int8_codes.hpp>
 #include <ragpp/index/detail/vector_checks.hpp>
 #include <ragpp/index/detail/vector_exact.hpp>
 
@@ -763,21 +764,9 @@ private:
     /// Appends the quantized copy of a row (capacity already reserved: cannot throw).
     void append_quantized(const float* x) {
         if (options_.quantization == Quantization::int8) {
-            float amax = 0.0F;
-            for (std::size_t j = 0; j < dim_; ++j) amax = std::max(amax, std::fabs(x[j]));
-            const float scale = amax > 0.0F ? amax / 127.0F : 1.0F;
             const std::size_t base = q8_.size();
             q8_.resize(base + stride8_, 0);
-            double xc = 0.0, cc = 0.0;
-            for (std::size_t j = 0; j < dim_; ++j) {
-                const float c = std::clamp(std::nearbyint(x[j] / scale), -127.0F, 127.0F);
-                q8_[base + j] = static_cast<std::int8_t>(c);
-                xc += static_cast<double>(x[j]) * c;
-                cc += static_cast<double>(c) * c;
-            }
-            // The least-squares scale of the codes, argmin_a |x - a c|^2 = x.c / c.c: the
-            // dequantized row's dot products err less than with max|x_i| / 127.
-            scale8_.push_back(cc > 0.0 ? static_cast<float>(xc / cc) : scale);
+            scale8_.push_back(detail::int8_encode_row(x, dim_, q8_.data() + base));
         } else if (options_.quantization == Quantization::float16) {
             const std::size_t base = f16_.size();
             f16_.resize(base + stride16_, 0);
@@ -837,9 +826,7 @@ private:
         }
         float dot = 0.0F;
         if (options_.quantization == Quantization::int8) {
-            const std::int8_t* c = q8_data() + r * stride8_;
-            for (std::size_t j = 0; j < dim_; ++j) dot += static_cast<float>(c[j]) * q[j];
-            dot *= scale_data()[r];
+            dot = detail::int8_rescore(q8_data() + r * stride8_, scale_data()[r], q, dim_);
         } else {
             const std::uint16_t* h = f16_data() + r * stride16_;
             for (std::size_t j = 0; j < dim_; ++j) dot += detail::simd::f16_to_f32(h[j]) * q[j];
@@ -890,12 +877,8 @@ private:
             qq.f.assign(stride16_, 0.0F);
             std::copy(q.begin(), q.end(), qq.f.begin());
         } else {
-            float amax = 0.0F;
-            for (float x : q) amax = std::max(amax, std::fabs(x));
-            qq.scale = amax > 0.0F ? amax / 127.0F : 1.0F;
             qq.i.assign(stride8_, 0);
-            for (std::size_t j = 0; j < dim_; ++j)
-                qq.i[j] = static_cast<std::int16_t>(std::clamp(std::nearbyint(q[j] / qq.scale), -127.0F, 127.0F));
+            qq.scale = detail::int8_encode_query(q.data(), dim_, qq.i.data());
         }
         return qq;
     }
