@@ -169,7 +169,7 @@ struct PaddedRun {
     const std::uint8_t* get(const std::uint8_t* p, std::size_t n, std::uint32_t bits, const std::uint8_t* limit) noexcept {
         const std::size_t total = (n * bits + 7) / 8;
         if (limit - p >= static_cast<std::ptrdiff_t>(total + 8)) return p;
-        std::memcpy(buf, p, total);
+        if (total != 0) std::memcpy(buf, p, total);  // (an empty run may have no buffer)
         std::memset(buf + total, 0, 8);
         return buf;
     }
