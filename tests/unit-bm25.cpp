@@ -2,6 +2,7 @@
 // scratch, MaxScore against the exhaustive scorer, filters against a brute-force
 // oracle, persistence and its corruption cases.
 #include <ragpp/index/bm25.hpp>
+#include <ragpp/index/detail/bm25_blocks.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 #include <ragpp/text/analyzer.hpp>
 
@@ -10,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -1285,4 +1287,111 @@ TEST_CASE("BM25 refuses format 4 files (a term table decoded at open) with the r
                               Catch::Contains(fixture.string()) &&
                                   Catch::Contains("was written by an older ragpp (BM25 index format 4; this build reads format 5)") &&
                                   Catch::Contains("rebuild the index"));
+}
+
+TEST_CASE("BM25 block decoding: every bit width 0 to 32 against a bit-by-bit reference, and the list cursor against a search",
+          "[bm25][blocks]") {
+    namespace bm = ragpp::detail::bm25;
+    std::mt19937_64 rng(20261201);
+    // The reference: value i is bits [i * width, (i + 1) * width) of the run, LSB first.
+    auto reference = [](const std::vector<std::uint8_t>& run, std::size_t i, std::uint32_t width) {
+        std::uint64_t v = 0;
+        for (std::uint32_t k = 0; k < width; ++k) {
+            const std::size_t bit = i * width + k;
+            v |= std::uint64_t{(run[bit / 8] >> (bit % 8)) & 1U} << k;
+        }
+        return static_cast<std::uint32_t>(v);
+    };
+    for (std::uint32_t width = 0; width <= 32; ++width) {
+        for (const std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9}, std::size_t{127},
+                                    std::size_t{128}}) {
+            std::vector<std::uint32_t> values(n);
+            for (auto& v : values) v = width == 0 ? 0 : static_cast<std::uint32_t>(rng() >> (64 - width));
+            std::vector<std::uint8_t> run;
+            bm::pack_bits(run, values.data(), n, width);
+            REQUIRE(run.size() == (n * width + 7) / 8);
+            // Unpacked where the run ends its buffer (a padded copy) and inside a longer one.
+            std::vector<std::uint8_t> longer = run;
+            longer.resize(run.size() + 16, 0xFF);
+            std::uint32_t a[bm::block_size], b[bm::block_size];
+            bm::unpack_bits(run.data(), a, n, width);
+            bm::unpack_bits(longer.data(), b, n, width, longer.data() + longer.size());
+            for (std::size_t i = 0; i < n; ++i) {
+                INFO("width " << width << " n " << n << " value " << i);
+                REQUIRE(reference(run, i, width) == values[i]);
+                REQUIRE(a[i] == values[i]);
+                REQUIRE(b[i] == values[i]);
+            }
+        }
+        // A whole block whose gaps need exactly `width` bits (one gap 2^(width-1) + 1), decoded
+        // against the documents it was built from.
+        std::vector<std::uint32_t> docs{7}, gaps, tfs;
+        for (std::size_t i = 1; i < bm::block_size; ++i) {
+            const std::uint32_t small = width == 0 ? 0 : static_cast<std::uint32_t>(rng() % (std::uint64_t{1} << std::min(width - 1, 20U)));
+            const std::uint32_t gap = i == 60 && width > 0 ? (std::uint32_t{1} << (width - 1)) : small;
+            gaps.push_back(gap);
+            docs.push_back(docs.back() + gap + 1);
+        }
+        for (std::size_t i = 0; i < bm::block_size; ++i) tfs.push_back(static_cast<std::uint32_t>(rng() % 5));
+        std::vector<std::uint8_t> block(bm::block_header_bytes, 0);
+        std::memcpy(block.data(), &docs.front(), 4);
+        std::memcpy(block.data() + 4, &docs.back(), 4);
+        block[16] = static_cast<std::uint8_t>(bm::block_size - 1);
+        block[17] = static_cast<std::uint8_t>(width);
+        block[18] = 3;
+        bm::pack_bits(block, gaps.data(), gaps.size(), width);
+        bm::pack_bits(block, tfs.data(), tfs.size(), 3);
+        const auto h = bm::read_header(block.data());
+        REQUIRE(h.bytes() == block.size());
+        std::uint32_t got_docs[bm::block_size], got_tfs[bm::block_size];
+        bm::decode_block(block.data(), h, got_docs, got_tfs);
+        for (std::size_t i = 0; i < bm::block_size; ++i) {
+            INFO("width " << width << " posting " << i);
+            REQUIRE(got_docs[i] == docs[i]);
+            REQUIRE(got_tfs[i] == tfs[i] + 1);
+        }
+    }
+
+    // The cursor (whole-block decoding, single frequencies, skips by header) against
+    // std::lower_bound over the postings, with and without a raw tail.
+    for (const bool compact : {false, true}) {
+        std::vector<bm::Posting> ref;
+        for (DocId d = 0; ref.size() < 3000; d += 1 + static_cast<DocId>(rng() % (rng() % 16 == 0 ? 5000 : 40)))
+            ref.push_back({d, 1 + static_cast<std::uint32_t>(rng() % (rng() % 8 == 0 ? 1000 : 3))});
+        std::vector<std::uint32_t> lens(ref.back().doc + 1, 10);
+        bm::PostingList list;
+        for (const auto& p : ref) list.add(p, lens.data());
+        if (compact) list.compact(lens.data());
+        REQUIRE((list.tail_size() == 0) == compact);
+        for (int run = 0; run < 20; ++run) {
+            bm::ListCursor c(list);
+            std::size_t at = 0;
+            std::size_t seen = 0;
+            while (!c.done()) {
+                INFO("compact " << compact << " run " << run << " at " << at);
+                REQUIRE(at < ref.size());
+                REQUIRE(c.doc() == ref[at].doc);
+                REQUIRE(c.tf() == ref[at].tf);
+                const DocId soon = c.ahead(3);  // 3 postings ahead, or fewer at the end of a block
+                REQUIRE(soon >= ref[at].doc);
+                REQUIRE(soon <= ref[std::min(at + 3, ref.size() - 1)].doc);
+                ++seen;
+                if (run == 0) {  // a full scan
+                    c.next();
+                    ++at;
+                    continue;
+                }
+                const DocId target = c.doc() + 1 + static_cast<DocId>(rng() % (run < 10 ? 50 : 20000));
+                if (rng() % 3 == 0) {  // a shallow move first, as MaxScore's block bounds do
+                    const bool may = c.shallow(target);
+                    const auto it = std::lower_bound(ref.begin(), ref.end(), target, [](const bm::Posting& p, DocId d) { return p.doc < d; });
+                    if (it != ref.end() && it->doc == target) REQUIRE(may);
+                }
+                c.next_geq(target);
+                at = static_cast<std::size_t>(std::lower_bound(ref.begin(), ref.end(), target, [](const bm::Posting& p, DocId d) { return p.doc < d; }) - ref.begin());
+                if (at == ref.size()) REQUIRE(c.done());
+            }
+            if (run == 0) CHECK(seen == ref.size());
+        }
+    }
 }

@@ -28,12 +28,14 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include <ragpp/core/types.hpp>
@@ -108,23 +110,80 @@ inline void pack_bits(std::vector<std::uint8_t>& out, const std::uint32_t* v, st
     return static_cast<std::uint32_t>((w >> (bit & 7)) & ((std::uint64_t{1} << bits) - 1));
 }
 
-/// Reads n values of `bits` bits each from p (which holds (n * bits + 7) / 8 bytes):
-/// one unaligned 64-bit load a value while 8 bytes remain, byte by byte at the end.
-inline void unpack_bits(const std::uint8_t* p, std::uint32_t* out, std::size_t n, std::uint32_t bits) noexcept {
-    if (bits == 0) {
-        std::fill(out, out + n, 0U);
-        return;
-    }
-    const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
-    const std::size_t total = (n * bits + 7) / 8;
-    std::size_t i = 0;
-    const std::size_t fast = total >= 8 ? ((total - 8) * 8) / bits + 1 : 0;  // values whose 8-byte window fits
-    for (std::size_t bit = 0; i < std::min(n, fast); ++i, bit += bits) {
+/// Fixed-width unpacking, one function per width 0..32 (as the frame-of-reference
+/// blocks of PISA's and Lucene's codecs, scalar, without their SIMD layouts): every
+/// shift and mask is a constant, and eight values fill exactly B bytes, so each group
+/// of eight is eight unaligned 8-byte loads at constant offsets. p must be readable
+/// 8 bytes past the packed values (callers copy a run that ends a buffer; padded()).
+template <std::uint32_t B>
+struct FixedWidth {
+    static constexpr std::uint64_t mask = B == 0 ? 0 : (std::uint64_t{1} << B) - 1;
+    /// Value i of the run at p.
+    static std::uint32_t at(const std::uint8_t* p, std::size_t i) noexcept {
         std::uint64_t w;
-        std::memcpy(&w, p + (bit >> 3), 8);
-        out[i] = static_cast<std::uint32_t>((w >> (bit & 7)) & mask);
+        std::memcpy(&w, p + i * B / 8, 8);
+        return static_cast<std::uint32_t>((w >> (i * B % 8)) & mask);
     }
-    for (; i < n; ++i) out[i] = extract_bits(p, total, i * bits, bits);
+    /// put(i, value i) for i = 0 .. n-1, in order.
+    template <class Put>
+    static void each(const std::uint8_t* p, std::size_t n, Put& put) noexcept {
+        std::size_t i = 0;
+        for (; i + 8 <= n; i += 8, p += B)
+            [&]<std::size_t... J>(std::index_sequence<J...>) { (put(i + J, at(p, J)), ...); }(std::make_index_sequence<8>{});
+        for (std::size_t j = 0; i < n; ++i, ++j) put(i, at(p, j));
+    }
+    /// out[i] = value i.
+    static void unpack(const std::uint8_t* p, std::uint32_t* out, std::size_t n) noexcept {
+        auto put = [out](std::size_t i, std::uint32_t v) { out[i] = v; };
+        each(p, n, put);
+    }
+    /// The values are gaps - 1 after docs[0]: docs[i + 1] = docs[i] + value i + 1 (the
+    /// running sum in a register, fused with the unpacking).
+    static void gaps(const std::uint8_t* p, std::uint32_t* docs, std::size_t n) noexcept {
+        std::uint32_t doc = docs[0];
+        auto put = [&doc, docs](std::size_t i, std::uint32_t v) {
+            doc += v + 1;
+            docs[i + 1] = doc;
+        };
+        each(p, n, put);
+    }
+};
+
+using UnpackFn = void (*)(const std::uint8_t*, std::uint32_t*, std::size_t) noexcept;
+template <std::size_t... B>
+constexpr std::array<UnpackFn, sizeof...(B)> unpack_table(std::index_sequence<B...>) noexcept {
+    return {&FixedWidth<B>::unpack...};
+}
+template <std::size_t... B>
+constexpr std::array<UnpackFn, sizeof...(B)> gaps_table(std::index_sequence<B...>) noexcept {
+    return {&FixedWidth<B>::gaps...};
+}
+/// By bit width, 0 to 32.
+inline constexpr std::array<UnpackFn, 33> unpackers = unpack_table(std::make_index_sequence<33>{});
+inline constexpr std::array<UnpackFn, 33> gap_decoders = gaps_table(std::make_index_sequence<33>{});
+
+/// A packed run of n values of `bits` bits at p (readable up to `limit`): p itself
+/// when 8 bytes past its end are readable, else a zero-padded copy in buf.
+struct PaddedRun {
+    alignas(8) std::uint8_t buf[block_size * 4 + 8];
+    const std::uint8_t* get(const std::uint8_t* p, std::size_t n, std::uint32_t bits, const std::uint8_t* limit) noexcept {
+        const std::size_t total = (n * bits + 7) / 8;
+        if (limit - p >= static_cast<std::ptrdiff_t>(total + 8)) return p;
+        if (total != 0) std::memcpy(buf, p, total);  // (an empty run may have no buffer)
+        std::memset(buf + total, 0, 8);
+        return buf;
+    }
+};
+
+/// Reads n values (up to 128) of `bits` bits each (0 to 32) from p, which holds
+/// (n * bits + 7) / 8 bytes and is readable up to `limit`.
+inline void unpack_bits(const std::uint8_t* p, std::uint32_t* out, std::size_t n, std::uint32_t bits,
+                        const std::uint8_t* limit) noexcept {
+    PaddedRun run;
+    unpackers[bits](run.get(p, n, bits, limit), out, n);
+}
+inline void unpack_bits(const std::uint8_t* p, std::uint32_t* out, std::size_t n, std::uint32_t bits) noexcept {
+    unpack_bits(p, out, n, bits, p + (n * bits + 7) / 8);
 }
 
 /// Appends one block of postings (1 to 128, docs increasing); lens is the index's
@@ -155,43 +214,28 @@ inline void encode_block(std::vector<std::uint8_t>& out, const Posting* p, std::
     pack_bits(out, tfs, n, h[18]);
 }
 
-/// Decodes the documents of the block at p (header h) into docs (h.count).
-/// (Unpacking and the running sum fused, the sum in a register: a separate pass
-/// waits on a store-to-load forward per document.)
-inline void decode_docs(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs) noexcept {
+/// Decodes the documents of the block at p (header h) into docs (h.count); the
+/// buffer holding the block is readable up to `limit` (its end by default).
+inline void decode_docs(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs,
+                        const std::uint8_t* limit = nullptr) noexcept {
     const std::uint8_t* payload = p + block_header_bytes;
-    const std::uint32_t bits = h.gap_bits;
     const std::size_t n = h.count - 1;
-    std::uint32_t doc = h.first;
-    docs[0] = doc;
-    if (bits == 0) {
-        for (std::size_t i = 1; i <= n; ++i) docs[i] = ++doc;
-        return;
-    }
-    const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
-    const std::size_t total = (n * bits + 7) / 8;
-    const std::size_t fast = std::min(n, total >= 8 ? ((total - 8) * 8) / bits + 1 : 0);
-    std::size_t i = 0;
-    for (std::size_t bit = 0; i < fast; ++i, bit += bits) {
-        std::uint64_t w;
-        std::memcpy(&w, payload + (bit >> 3), 8);
-        doc += static_cast<std::uint32_t>((w >> (bit & 7)) & mask) + 1;
-        docs[i + 1] = doc;
-    }
-    for (; i < n; ++i) {  // the last values, whose 8-byte window would pass the end
-        doc += extract_bits(payload, total, i * bits, bits) + 1;
-        docs[i + 1] = doc;
-    }
+    docs[0] = h.first;
+    PaddedRun run;
+    gap_decoders[h.gap_bits](run.get(payload, n, h.gap_bits, limit ? limit : p + h.bytes()), docs, n);
 }
 /// Decodes the frequencies of the block at p (header h) into tfs (h.count).
-inline void decode_tfs(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* tfs) noexcept {
-    unpack_bits(p + block_header_bytes + h.gap_bytes(), tfs, h.count, h.tf_bits);
+inline void decode_tfs(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* tfs,
+                       const std::uint8_t* limit = nullptr) noexcept {
+    const std::uint8_t* packed = p + block_header_bytes + h.gap_bytes();
+    unpack_bits(packed, tfs, h.count, h.tf_bits, limit ? limit : p + h.bytes());
     for (std::uint32_t i = 0; i < h.count; ++i) tfs[i] += 1;
 }
 /// Decodes the block at p (header h) into docs / tfs (h.count each).
-inline void decode_block(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs, std::uint32_t* tfs) noexcept {
-    decode_docs(p, h, docs);
-    decode_tfs(p, h, tfs);
+inline void decode_block(const std::uint8_t* p, const BlockHeader& h, std::uint32_t* docs, std::uint32_t* tfs,
+                         const std::uint8_t* limit = nullptr) noexcept {
+    decode_docs(p, h, docs, limit);
+    decode_tfs(p, h, tfs, limit);
 }
 
 /// Appends the block at p (header h) to out as postings.
@@ -466,7 +510,9 @@ private:
     std::uint8_t last_count_ = 0;      ///< postings in the last block (0: no block)
 };
 
-/// A forward cursor over a PostingList: decodes one block at a time into a buffer.
+/// A forward cursor over a PostingList. It reads a block's documents whole, the first
+/// time it stops in the block, and its frequencies one at a time (a probe reads one);
+/// blocks it passes over are never decoded: their headers give their last document.
 /// When not done(), the current posting is doc(), tf(); shallow(target) moves to the
 /// block that may hold target without decoding it (for its bound).
 class ListCursor {
@@ -475,6 +521,7 @@ public:
         : p_(list.blocks().data()),
           end_(list.blocks().data() + list.blocks().size()),
           tail_b_(list.tail_bytes()),
+          limit_(list.tail_bytes() + 8 * list.tail_size()),
           tail_n_(static_cast<std::uint32_t>(list.tail_size())) {
         enter();
         if (!done_) decode();
@@ -486,43 +533,43 @@ public:
     [[nodiscard]] bool done() const noexcept { return done_; }
     [[nodiscard]] DocId doc() const noexcept { return docs_[i_]; }
     /// The current frequency: read from the tail, or extracted alone from the block's
-    /// packed frequencies (a probe reads one, not 128).
+    /// packed frequencies (one 8-byte load when the buffer goes on 8 bytes past them).
     [[nodiscard]] std::uint32_t tf() const noexcept {
         if (in_tail_) return tfs_[i_];
+        const std::size_t bit = i_ * std::size_t{h_.tf_bits};
+        if (tf_fast_) {
+            std::uint64_t w;
+            std::memcpy(&w, tf_p_ + (bit >> 3), 8);
+            return static_cast<std::uint32_t>((w >> (bit & 7)) & tf_mask_) + 1;
+        }
         if (h_.tf_bits == 0) return 1;
-        const std::uint8_t* packed = p_ + block_header_bytes + h_.gap_bytes();
-        return extract_bits(packed, (h_.count * std::size_t{h_.tf_bits} + 7) / 8, i_ * std::size_t{h_.tf_bits}, h_.tf_bits) + 1;
+        return extract_bits(tf_p_, (h_.count * std::size_t{h_.tf_bits} + 7) / 8, bit, h_.tf_bits) + 1;
     }
 
     void next() noexcept {
         if (++i_ == n_) {
             advance();
             if (!done_) decode();
-        } else if (i_ == dec_) {  // a scan: the rest of the block
-            if (dec_ == 1) {
-                decode_docs(p_, h_, docs_);
-                dec_ = n_;
-            }
-            while (dec_ < n_) decode_one();
         }
     }
 
     /// Moves to the first posting whose doc is >= target.
     void next_geq(DocId target) noexcept {
+        if (decoded_ && docs_[i_] >= target) return;
         if (!shallow(target) && done_) return;
         if (!decoded_) decode();
-        if (docs_[i_] >= target) return;
-        if (docs_[dec_ - 1] >= target) {
-            i_ = static_cast<std::uint32_t>(std::lower_bound(docs_ + i_, docs_ + dec_, target) - docs_);
+        if (docs_[n_ - 1] < target) {  // only in the tail: past its last doc
+            done_ = true;
             return;
         }
-        // Decodes only as far as target (a probe stops halfway through a block on average).
-        while (dec_ < n_ && docs_[dec_ - 1] < target) decode_one();
-        i_ = dec_ - 1;
-        if (docs_[i_] < target) {  // only in the tail: past its last doc
-            advance();
-            if (!done_) decode();
+        // Binary search without branches (a conditional move a step): probes land anywhere.
+        const std::uint32_t* base = docs_ + i_;
+        for (std::uint32_t len = n_ - i_; len > 1;) {
+            const std::uint32_t half = len / 2;
+            base += static_cast<std::size_t>(base[half - 1] < target) * half;
+            len -= half;
         }
+        i_ = static_cast<std::uint32_t>(base - docs_) + (*base < target ? 1U : 0U);
     }
 
     /// Moves, without decoding, to the block that may hold target; false when the
@@ -537,6 +584,9 @@ public:
         if (in_tail_) return target <= load_u32(tail_b_ + 8 * (tail_n_ - 1));
         return target >= h_.first;
     }
+    /// The document k postings ahead in the current unit (its last when the unit ends
+    /// sooner), when not done(): what a scan will read soon, to prefetch its data.
+    [[nodiscard]] DocId ahead(std::uint32_t k) const noexcept { return docs_[std::min(i_ + k, n_ - 1)]; }
     /// The current unit is the tail (no block bound: use the list's).
     [[nodiscard]] bool in_tail() const noexcept { return in_tail_; }
     /// The header of the current block (when not in_tail()).
@@ -565,42 +615,39 @@ private:
             done_ = true;
         }
     }
-    /// Starts the current unit: the tail whole, a block's first document only.
+    /// Reads the current unit's documents (and the tail's frequencies).
     void decode() noexcept {
         if (in_tail_) {
             for (std::uint32_t i = 0; i < tail_n_; ++i) {
                 docs_[i] = load_u32(tail_b_ + 8 * i);
                 tfs_[i] = load_u32(tail_b_ + 8 * i + 4);
             }
-            n_ = dec_ = tail_n_;
+            n_ = tail_n_;
         } else {
-            docs_[0] = h_.first;
+            decode_docs(p_, h_, docs_, limit_);
             n_ = h_.count;
-            dec_ = 1;
+            tf_p_ = p_ + block_header_bytes + h_.gap_bytes();
+            tf_fast_ = limit_ - tf_p_ >= static_cast<std::ptrdiff_t>((n_ * std::size_t{h_.tf_bits} + 7) / 8 + 8);
+            tf_mask_ = h_.tf_bits == 0 ? 0 : (std::uint64_t{1} << h_.tf_bits) - 1;
         }
         i_ = 0;
         decoded_ = true;
-    }
-    /// Decodes the next document of the block.
-    void decode_one() noexcept {
-        const std::uint32_t bits = h_.gap_bits;
-        const std::uint32_t gap = bits == 0 ? 0
-                                            : extract_bits(p_ + block_header_bytes, h_.gap_bytes(),
-                                                      (dec_ - 1) * std::size_t{bits}, bits);
-        docs_[dec_] = docs_[dec_ - 1] + gap + 1;
-        ++dec_;
     }
 
     const std::uint8_t* p_;
     const std::uint8_t* end_;
     const std::uint8_t* tail_b_;
+    const std::uint8_t* limit_;  ///< the end of the list's buffer
     std::uint32_t tail_n_;
     BlockHeader h_{};
     bool in_tail_ = false;
     bool decoded_ = false;
     bool done_ = false;
+    bool tf_fast_ = false;
     std::uint32_t serial_ = 0;
-    std::uint32_t n_ = 0, i_ = 0, dec_ = 0;  // docs_[0..dec_) decoded, i_ < dec_
+    std::uint32_t n_ = 0, i_ = 0;  // docs_[0..n_) decoded, i_ < n_
+    const std::uint8_t* tf_p_ = nullptr;
+    std::uint64_t tf_mask_ = 0;
     std::uint32_t docs_[block_size];
     std::uint32_t tfs_[block_size];  // the tail's
 };

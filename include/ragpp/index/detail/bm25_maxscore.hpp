@@ -64,9 +64,15 @@ template <class P, class F>
 /// a candidate whose block bounds cannot enter the top k is dropped before any of
 /// those blocks is decoded (block-max MaxScore, as PISA's block_max_maxscore; Ding &
 /// Suel, "Faster top-k document retrieval using block-max indexes", SIGIR 2011). The
-/// survivors are probed, largest excess first, while they can still enter.
-/// Bounds carry a 1e-9 relative slack so rounding can never prune a document
-/// the exhaustive scorer would keep; a document enters only with its full score.
+/// essential terms' part of that bound is first taken at the shortest length the
+/// candidate can have (the largest min length of the essential blocks holding it):
+/// most candidates are dropped before their length is read, a cache miss in a table
+/// of every document. The survivors are probed, largest excess first, while they can
+/// still enter. Bounds carry a 1e-9 relative slack so rounding can never prune a
+/// document the exhaustive scorer would keep; a document enters only with its full score.
+/// How many postings ahead a scan prefetches the length of the document it will read.
+inline constexpr std::uint32_t prefetch_distance = 16;
+
 template <BM25Variant V>
 std::size_t maxscore(const Plan& plan, TopK& top) {
     const std::size_t m = plan.terms.size();
@@ -81,6 +87,11 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
     Cursors scan(plan, 1);
     auto& cur = scan.cur;
     auto& tfs = scan.tfs;
+    // Term i's contribution at frequency tf (> 0) and normalised length norm, minus its zero.
+    auto gain = [&](std::size_t i, std::uint32_t tf, double norm) {
+        const auto& t = plan.terms[i];
+        return t.weight * bm25_tf_part<V>(static_cast<double>(tf), norm, plan.k1, plan.delta) - t.zero;
+    };
     // The excess of the block of term i's cursor that may hold d, cached per block
     // (serial); -1 when no block can hold d (the term is absent from d).
     std::vector<double> block_excess(m, 0.0);
@@ -91,11 +102,8 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
         if (!c.shallow(d)) return -1.0;
         if (c.in_tail()) return o.excess[i];
         if (block_serial[i] != c.serial()) {
-            const auto& t = plan.terms[i];
             const auto& h = c.block();
-            const double ub =
-                t.weight * bm25_tf_part<V>(static_cast<double>(h.max_tf), plan.norm(h.min_len), plan.k1, plan.delta);
-            block_excess[i] = std::min(o.excess[i], std::max(0.0, ub - t.zero));
+            block_excess[i] = std::min(o.excess[i], std::max(0.0, gain(i, h.max_tf, plan.norm(h.min_len))));
             block_serial[i] = c.serial();
         }
         return block_excess[i];
@@ -116,31 +124,35 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
             }
         }
         if (!any) break;
-        std::fill(tfs.begin(), tfs.end(), 0U);
-        for (std::size_t j = ne; j < m; ++j) {
-            auto& c = cur[order[j]];
-            if (!c.done() && c.doc() == d) {
-                tfs[order[j]] = c.tf();
+        std::uint32_t shortest = 0;  // a lower bound of d's length: its blocks' min length
+        for (std::size_t j = 0; j < m; ++j) {
+            const std::size_t i = order[j];
+            auto& c = cur[i];
+            tfs[i] = 0;
+            if (j >= ne && !c.done() && c.doc() == d) {
+                tfs[i] = c.tf();
+                if (!c.in_tail()) shortest = std::max(shortest, c.block().min_len);
+                prefetch(plan.doc_len->data() + c.ahead(prefetch_distance));
                 c.next();
             }
         }
         if (!plan.allows(d)) continue;
-        const std::uint32_t len = (*plan.doc_len)[d];
         if (top.full()) {
             const double theta = top.threshold();
-            const double norm = plan.norm(len);
             double bound = base;
-            for (std::size_t j = ne; j < m; ++j) {
-                const std::size_t i = order[j];
-                if (tfs[i] != 0)
-                    bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
-                             plan.terms[i].zero;
-            }
             for (std::size_t j = 0; j < ne; ++j) {
                 const std::size_t i = order[j];
                 probe_excess[i] = excess_at(i, d);
                 bound += std::max(0.0, probe_excess[i]);
             }
+            double early = bound;
+            const double shortest_norm = plan.norm(shortest);
+            for (std::size_t j = ne; j < m; ++j)
+                if (tfs[order[j]] != 0) early += gain(order[j], tfs[order[j]], shortest_norm);
+            if (early + slack <= theta) continue;
+            const double norm = plan.norm((*plan.doc_len)[d]);
+            for (std::size_t j = ne; j < m; ++j)
+                if (tfs[order[j]] != 0) bound += gain(order[j], tfs[order[j]], norm);
             bool skip = false;
             for (std::size_t j = ne; j-- > 0;) {
                 if (bound + slack <= theta) {
@@ -153,8 +165,7 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
                 cur[i].next_geq(d);
                 if (!cur[i].done() && cur[i].doc() == d) {
                     tfs[i] = cur[i].tf();
-                    bound += plan.terms[i].weight * bm25_tf_part<V>(static_cast<double>(tfs[i]), norm, plan.k1, plan.delta) -
-                             plan.terms[i].zero;
+                    bound += gain(i, tfs[i], norm);
                 }
             }
             if (skip || bound + slack <= theta) continue;
@@ -166,7 +177,7 @@ std::size_t maxscore(const Plan& plan, TopK& top) {
             }
         }
         ++scored;
-        top.push(d, static_cast<float>(score_doc<V>(plan, tfs.data(), len)));
+        top.push(d, static_cast<float>(score_doc<V>(plan, tfs.data(), (*plan.doc_len)[d])));
     }
     return scored;
 }
