@@ -601,7 +601,7 @@ private:
     static constexpr detail::BinaryFormat sources_format{"SRCCHUNK", 1, "chunk sources", ""};
     static void write_sources(const std::filesystem::path& path,
                               const std::map<std::string, std::vector<DocId>, std::less<>>& sources) {
-        detail::BinaryWriter w;
+        detail::BinaryWriter w(path);
         w.u64(sources.size());
         for (const auto& [source, ids] : sources) {
             w.str(source);

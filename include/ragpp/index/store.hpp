@@ -82,7 +82,7 @@ public:
             return std::string_view(p + 4, len);
         };
         std::sort(keyed.begin(), keyed.end(), [&](DocId a, DocId b) { return key(a) < key(b); });
-        detail::BinaryWriter w;
+        detail::BinaryWriter w(path);
         w.u64(n);
         w.u64(live_);
         w.array(offsets.data(), offsets.size());
