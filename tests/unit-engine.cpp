@@ -552,7 +552,7 @@ TEST_CASE("a sync that fails at any step leaves the engine as it was, and a late
         write_file(f, text[f], ++tick);
     }
     const std::string before = observable(engine);
-    REQUIRE(before == observable(twin));
+    REQUIRE(observable(engine, false) == observable(twin, false));  // built at other instants: scan times differ
 
     SECTION("the progress callback throws after the k-th file (as an embedder failing on a later chunk would)") {
         for (std::size_t k = 1; k <= to_index.size(); ++k) {
