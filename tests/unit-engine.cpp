@@ -16,9 +16,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -541,6 +544,133 @@ TEST_CASE("a .jsonl corpus is one source, re-read whole when it changed", "[engi
     CHECK(engine.search("printer toner", q).results.empty());
     q.principal = Principal::with_groups({"admins"});
     CHECK(engine.search("printer toner", q).results.size() == 1);
+}
+
+/// Everything searches and the manifest show of `e`, exactly: the manifest, each source's
+/// chunk DocIds, and for a few queries in every mode each result's DocId, key and score
+/// (17 digits), the traces included. Without `times`, the manifest's times (mtime, scan
+/// time) are left out, to compare two engines synced at different instants.
+std::string observable(const Engine& e, bool times = true) {
+    std::ostringstream s;
+    auto manifest = e.manifest().to_json();
+    if (!times)
+        for (auto& source : manifest["sources"]) {
+            source.erase("mtime_ns");
+            source.erase("scanned_ns");
+        }
+    s << std::setprecision(17) << manifest.dump() << "\n" << e.size() << "\n";
+    for (const auto& [source, ids] : e.documents().sources()) {
+        s << source << ":";
+        for (DocId id : ids) s << " " << id;
+        s << "\n";
+    }
+    for (const char* query : {"backup restore", "router reset seconds", "printer warranty", "network cable timeout",
+                              "password update"})
+        for (const auto mode : {SearchMode::bm25, SearchMode::vector, SearchMode::hybrid}) {
+            EngineQuery q;
+            q.k = 1000;
+            q.mode = mode;
+            q.principal = Principal::system();
+            q.check_sources = false;
+            for (const auto& r : e.search(query, q).results) {
+                s << r.id << " " << r.document->id << " " << r.score;
+                for (const auto& t : r.trace) s << " " << (t.rank ? *t.rank : 0) << " " << (t.score ? *t.score : -1.0);
+                s << "\n";
+            }
+        }
+    return s.str();
+}
+
+TEST_CASE("a sync that fails at any step leaves the engine as it was, and a later sync succeeds", "[engine][sync]") {
+    std::mt19937 rng(4);
+    ragpp_test::TempDir corpus;
+    int tick = 0;
+    auto note = [&](int i) { return corpus.path / ((i % 3 == 0 ? "sub/" : "") + std::string("note") + std::to_string(i) + ".md"); };
+    for (int i = 0; i < 8; ++i) write_file(note(i), random_note(rng), ++tick);
+    auto engine = Engine::build(corpus.path, test_config());
+    auto twin = Engine::build(corpus.path, test_config());  // synced once, without failures: the oracle
+    // The update: 2 sources removed, 3 changed, 3 added (6 files to read and index).
+    fs::remove(note(0));
+    fs::remove(note(1));
+    std::vector<fs::path> to_index;
+    for (int i = 2; i < 5; ++i) to_index.push_back(note(i));
+    for (int i = 8; i < 11; ++i) to_index.push_back(note(i));
+    std::map<fs::path, std::string> text;
+    for (const auto& f : to_index) {
+        text[f] = random_note(rng) + "changed\n";
+        write_file(f, text[f], ++tick);
+    }
+    const std::string before = observable(engine);
+    REQUIRE(observable(engine, false) == observable(twin, false));  // built at other instants: scan times differ
+
+    SECTION("the progress callback throws after the k-th file (as an embedder failing on a later chunk would)") {
+        for (std::size_t k = 1; k <= to_index.size(); ++k) {
+            INFO("failure at progress call " << k);
+            std::size_t calls = 0;
+            const EngineProgress fail = [&](std::string_view, std::size_t, std::size_t) {
+                if (++calls == k) throw std::runtime_error("injected failure");
+            };
+            CHECK_THROWS_WITH(engine.sync(corpus.path, {}, fail), "injected failure");
+            REQUIRE(observable(engine) == before);
+        }
+    }
+    SECTION("a source becomes unreadable after the k-th file was read") {
+        for (std::size_t k = 1; k < to_index.size(); ++k) {
+            INFO("files deleted at progress call " << k);
+            std::size_t calls = 0;
+            const EngineProgress vanish = [&](std::string_view, std::size_t, std::size_t) {
+                if (++calls == k)
+                    for (const auto& f : to_index) fs::remove(f);  // those read already are indexed
+            };
+            CHECK_THROWS_AS(engine.sync(corpus.path, {}, vanish), IoError);
+            REQUIRE(observable(engine) == before);
+            for (const auto& f : to_index) write_file(f, text[f], tick);
+        }
+    }
+    // Then the sync succeeds and leaves no trace of the failures: the engine equals the
+    // twin synced once (same DocIds: the failed attempts used none), and a fresh build.
+    const SyncCounts c = engine.sync(corpus.path);
+    CHECK(c.added == 3);
+    CHECK(c.changed == 3);
+    CHECK(c.removed == 2);
+    (void)twin.sync(corpus.path);
+    REQUIRE(observable(engine, false) == observable(twin, false));
+    const auto fresh = Engine::build(corpus.path, test_config());
+    for (const char* query : {"backup restore", "router reset seconds", "printer warranty"})
+        for (const auto mode : {SearchMode::bm25, SearchMode::vector})
+            require_same_ranking(ranked(engine, query, mode), ranked(fresh, query, mode));
+}
+
+TEST_CASE("a failed sync of a .jsonl corpus leaves the engine as it was", "[engine][sync]") {
+    ragpp_test::TempDir dir;
+    const auto file = dir.path / "docs.jsonl";
+    write_file(file,
+               "{\"id\": \"d1\", \"text\": \"the router resets in 5 seconds\"}\n"
+               "{\"id\": \"d2\", \"text\": \"printer warranty of two years\"}\n",
+               1);
+    auto engine = Engine::build(file, test_config());
+    const std::string before = observable(engine);
+    write_file(file,
+               "{\"id\": \"d1\", \"text\": \"the router resets in 8 seconds\"}\n"
+               "{\"id\": \"d3\", \"text\": \"backup and restore of the server\"}\n",
+               2);
+    // Before reading (call 1) and after the documents were replaced (call 2).
+    for (std::size_t k : {1, 2}) {
+        INFO("failure at progress call " << k);
+        std::size_t calls = 0;
+        const EngineProgress fail = [&](std::string_view, std::size_t, std::size_t) {
+            if (++calls == k) throw std::runtime_error("injected failure");
+        };
+        CHECK_THROWS_WITH(engine.sync(file, {}, fail), "injected failure");
+        REQUIRE(observable(engine) == before);
+    }
+    // A malformed line: ParseError, nothing changed.
+    write_file(file, "{\"id\": \"d1\", \"text\": \"router\"}\n{\"id\": \"d4\"\n", 3);
+    CHECK_THROWS_AS(engine.sync(file), ParseError);
+    REQUIRE(observable(engine) == before);
+    write_file(file, "{\"id\": \"d1\", \"text\": \"the router resets in 8 seconds\"}\n", 4);
+    CHECK(engine.sync(file).changed == 1);
+    CHECK(engine.size() == 1);
 }
 
 // Run by ctest as cli.scenario.library_opens, after the tool has built an index folder

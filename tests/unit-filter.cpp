@@ -10,6 +10,7 @@
 
 #include "support.hpp"
 
+#include <deque>
 #include <functional>
 #include <optional>
 #include <random>
@@ -194,6 +195,9 @@ TEST_CASE("Compiled sets equal the oracle on random collections under add and re
     MetadataIndex idx;
     std::vector<std::optional<Metadata>> truth;
     ragpp_test::TempDir dir;
+    // Every 50 steps the index goes on as a copy of a copy; the copies are kept and must
+    // not change (a copy's terms once pointed at the original's fields).
+    std::deque<std::pair<MetadataIndex, std::vector<std::optional<Metadata>>>> copies;
     for (int step = 0; step < 300; ++step) {
         if (step % 60 == 59) {  // through a saved file: the frozen index answers alike, the next write thaws it
             const auto entries = idx.posting_entries();
@@ -201,6 +205,8 @@ TEST_CASE("Compiled sets equal the oracle on random collections under add and re
             idx = MetadataIndex::load(dir.path / "meta.bin", ragpp::OpenOptions{.mmap = step % 120 == 59, .verify = pick(2) == 0});
             REQUIRE(idx.frozen());
             CHECK(idx.posting_entries() == entries);
+            const MetadataIndex frozen_copy(idx);  // a copy of a frozen index shares its file
+            REQUIRE(frozen_copy.frozen());
             for (int t = 0; t < 5; ++t) {
                 const Filter f = random_filter(3);
                 DocSet want(truth.size());
@@ -208,8 +214,13 @@ TEST_CASE("Compiled sets equal the oracle on random collections under add and re
                     if (truth[i] && f.matches(*truth[i])) want.set(static_cast<DocId>(i));
                 INFO("seed " << seed << " step " << step << " frozen, filter " << f.to_string());
                 CHECK(idx.compile(f) == want);
+                CHECK(frozen_copy.compile(f) == want);
             }
             for (std::size_t i = 0; i < truth.size(); ++i) REQUIRE(idx.contains(static_cast<DocId>(i)) == truth[i].has_value());
+        }
+        if (step % 50 == 25) {
+            copies.emplace_back(idx, truth);
+            idx = MetadataIndex(copies.back().first);
         }
         const int op = pick(10);
         if (op < 6 || truth.empty()) {  // add, ids in increasing order as a store gives them
@@ -244,4 +255,12 @@ TEST_CASE("Compiled sets equal the oracle on random collections under add and re
     CHECK(idx.posting_entries() == 0);
     CHECK(idx.field_count() == 0);
     CHECK(idx.compile(Filter::all()).empty());
+    for (const auto& [copy, was] : copies) {
+        const Filter f = Filter::exists("type") || Filter::exists("groups") || Filter::exists("n") || Filter::exists("d");
+        DocSet want(was.size());
+        for (std::size_t i = 0; i < was.size(); ++i)
+            if (was[i] && f.matches(*was[i])) want.set(static_cast<DocId>(i));
+        CHECK(copy.compile(f) == want);
+        CHECK(copy.field_count() > 0);
+    }
 }

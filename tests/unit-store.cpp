@@ -8,6 +8,7 @@
 #include <ragpp/retrieve/collection.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -182,6 +183,91 @@ TEST_CASE("DocumentStore: a truncated or corrupted file is a FormatError naming 
     write_bytes(bad, "RAGPPIDXBM25INDX" + std::string(40, '\0'));
     CHECK_THROWS_WITH(DocumentStore::open(bad), Catch::Contains("not a ragpp document store file"));
     CHECK_THROWS_AS(DocumentStore::open(temp_file("missing.bin")), IoError);
+    std::filesystem::remove_all(path.parent_path());
+}
+
+/// `bytes` (a document store file) with its header's checksum recomputed, as a damaged
+/// file that was saved that way would have it.
+std::string with_checksum(std::string bytes) {
+    const std::uint64_t sum = detail::fnv1a64(bytes.data() + detail::binary_header_size,
+                                              bytes.size() - detail::binary_header_size);
+    std::memcpy(bytes.data() + 28, &sum, 8);
+    return bytes;
+}
+
+TEST_CASE("DocumentStore: two documents with the same key in a damaged file are a FormatError naming the key",
+          "[store]") {
+    DocumentStore oracle;
+    oracle.insert(0, Document{"key-c", "third by key", {}});
+    oracle.insert(1, Document{"", "no key", {}});
+    oracle.insert(2, Document{"key-a", "first by key", {}});
+    oracle.insert(3, Document{"key-b", "second by key", {}});
+    const auto path = temp_file("keys.bin");
+    oracle.save(path);
+    const std::string good = ragpp_test::read_file(path);
+    REQUIRE_NOTHROW(DocumentStore::open(path, OpenOptions{false, true}));
+    const auto bad = temp_file("keys-bad.bin");
+    // The key table: after the header, capacity, live and the 5 offsets, its count, then
+    // the DocIds in key order: 2 (key-a), 3 (key-b), 0 (key-c).
+    const std::size_t table = detail::binary_header_size + 8 + 8 + 8 * 5 + 8;
+    std::uint32_t entry[3];
+    std::memcpy(entry, good.data() + table, 12);
+    REQUIRE(entry[0] == 2);
+    REQUIRE(entry[1] == 3);
+    REQUIRE(entry[2] == 0);
+
+    for (const bool mmap : {false, true}) {
+        INFO("mmap " << mmap);
+        SECTION("a document's key rewritten to its neighbour's") {
+            std::string b = good;
+            const auto at = b.find("key-c");
+            REQUIRE(at != std::string::npos);
+            b[at + 4] = 'b';  // DocId 0 now has key-b, as DocId 3
+            write_bytes(bad, with_checksum(b));
+            CHECK_THROWS_AS(DocumentStore::open(bad, OpenOptions{mmap, true}), FormatError);
+            CHECK_THROWS_WITH(DocumentStore::open(bad, OpenOptions{mmap, true}),
+                              Catch::Contains(bad.string()) && Catch::Contains("two documents have the key 'key-b'") &&
+                                  Catch::Contains("DocIds 3 and 0"));
+            // Without verify the open does not read the keys; finding the key refuses it.
+            const auto s = DocumentStore::open(bad, OpenOptions{mmap, false});
+            CHECK_THROWS_WITH(s.find("key-b"), Catch::Contains(bad.string()) && Catch::Contains("'key-b'"));
+            CHECK(s.find("key-a") == DocId{2});
+            // A new document with that key is refused too (not stored twice).
+            auto copy = DocumentStore::open(bad, OpenOptions{mmap, false});
+            CHECK_THROWS_AS(copy.insert(4, Document{"key-b", "new", {}}), FormatError);
+            CHECK(copy.size() == 4);
+            CHECK_FALSE(copy.contains(4));
+        }
+        SECTION("the same DocId listed twice in the key table") {
+            std::string b = good;
+            std::memcpy(b.data() + table + 8, &entry[1], 4);  // 2, 3, 3
+            write_bytes(bad, with_checksum(b));
+            CHECK_THROWS_WITH(DocumentStore::open(bad, OpenOptions{mmap, true}),
+                              Catch::Contains(bad.string()) && Catch::Contains("two documents have the key 'key-b'"));
+            CHECK_THROWS_WITH(DocumentStore::open(bad, OpenOptions{mmap, false}).find("key-b"),
+                              Catch::Contains("'key-b'"));
+        }
+        SECTION("a key table out of order, or missing a keyed document") {
+            std::string b = good;
+            std::memcpy(b.data() + table, &entry[1], 4);  // 3, 2, 0
+            std::memcpy(b.data() + table + 4, &entry[0], 4);
+            write_bytes(bad, with_checksum(b));
+            CHECK_THROWS_WITH(DocumentStore::open(bad, OpenOptions{mmap, true}), Catch::Contains("not sorted"));
+            b = good;
+            const std::uint64_t two = 2;  // the count says 2 entries, the third key is unlisted
+            std::memcpy(b.data() + table - 8, &two, 8);
+            b.erase(table + 8, 4);
+            const std::uint64_t payload = b.size() - detail::binary_header_size;
+            std::memcpy(b.data() + 20, &payload, 8);
+            const auto blob_at = table + 8;
+            std::uint64_t blob = 0;
+            std::memcpy(&blob, b.data() + blob_at, 8);
+            REQUIRE(blob == b.size() - blob_at - 8);  // the edit kept the file well formed
+            write_bytes(bad, with_checksum(b));
+            CHECK_THROWS_WITH(DocumentStore::open(bad, OpenOptions{mmap, true}),
+                              Catch::Contains("3 documents have a key, the key table lists 2"));
+        }
+    }
     std::filesystem::remove_all(path.parent_path());
 }
 

@@ -86,6 +86,32 @@ set_tests_properties(cli.search.stop_words_only PROPERTIES FIXTURES_REQUIRED cli
 add_test(NAME cli.search.default_mode COMMAND ragpp_cli search ${_eval_out}/index --k 1 "notice period")
 set_tests_properties(cli.search.default_mode PROPERTIES FIXTURES_REQUIRED cli_small_index
   PASS_REGULAR_EXPRESSION "bm25 #1 \\([0-9.]+\\)   vector -")
+# ... and says so once: the vector list is not used with the hashing embedder's default
+# pipeline (text and --json, search and ask), and is not said when a pipeline uses vectors.
+add_test(NAME cli.search.vector_note COMMAND ragpp_cli search ${_eval_out}/index --k 1 "notice period")
+set_tests_properties(cli.search.vector_note PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
+  "^note: vector list not used: the hashing embedder is not semantic, so the default pipeline is bm25 [^\n]*--mode hybrid[^\n]*\n 1\\. ")
+add_test(NAME cli.search.vector_note_hybrid COMMAND ragpp_cli search ${_eval_out}/index --mode hybrid --k 1 "notice period")
+set_tests_properties(cli.search.vector_note_hybrid PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "vector #1" FAIL_REGULAR_EXPRESSION "not used")
+add_test(NAME cli.search.vector_note_json COMMAND ragpp_cli search ${_eval_out}/index --json --k 1 "notice period")
+set_tests_properties(cli.search.vector_note_json PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
+  "\"mode\": \"bm25\",.*\"results\": \\[.*\"vector\": null.*\"vector_list_note\": \"vector list not used: the hashing embedder is not semantic.*\"vector_list_used\": false")
+add_test(NAME cli.search.vector_note_json_vector COMMAND ragpp_cli search ${_eval_out}/index --json --mode vector --k 1 "notice period")
+set_tests_properties(cli.search.vector_note_json_vector PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "\"vector_list_used\": true" FAIL_REGULAR_EXPRESSION "not used|vector_list_note")
+add_test(NAME cli.search.vector_note_zero_weight COMMAND ragpp_cli search ${_eval_out}/index --mode hybrid --weights 1,0 --k 1 "notice period")
+set_tests_properties(cli.search.vector_note_zero_weight PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "^note: vector list not used \\(--weights gives it weight 0\\)\n")
+add_test(NAME cli.ask.vector_note COMMAND ragpp_cli ask ${_eval_out}/index --min-confidence 0 ORA-01555)
+set_tests_properties(cli.ask.vector_note PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "note: vector list not used: the hashing embedder is not semantic")
+add_test(NAME cli.ask.vector_note_json COMMAND ragpp_cli ask ${_eval_out}/index --json ORA-01555)
+set_tests_properties(cli.ask.vector_note_json PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
+  "\"vector_list_note\": \"vector list not used: the hashing embedder is not semantic.*\"vector_list_used\": false")
+add_test(NAME cli.ask.vector_note_json_hybrid COMMAND ragpp_cli ask ${_eval_out}/index --json --mode hybrid ORA-01555)
+set_tests_properties(cli.ask.vector_note_json_hybrid PROPERTIES FIXTURES_REQUIRED cli_small_index
+  PASS_REGULAR_EXPRESSION "\"vector_list_used\": true" FAIL_REGULAR_EXPRESSION "not used|vector_list_note")
 add_test(NAME cli.search.bad_field_weights COMMAND ragpp_cli search ${_eval_out}/index --field-weights 1,2 "x")
 set_tests_properties(cli.search.bad_field_weights PROPERTIES FIXTURES_REQUIRED cli_small_index
   PASS_REGULAR_EXPRESSION "needs three numbers")

@@ -88,6 +88,12 @@ int run_ask(cli::ArgParser& p) {
 
     nlohmann::json j{{"question", question}, {"answered", answered}, {"confidence", conf},
                      {"min_confidence", min_confidence}, {"reranker", reranker}, {"mode", cli::mode_name(mode)}};
+    const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());
+    j["vector_list_used"] = note.empty();
+    if (!note.empty()) {
+        j["vector_list_note"] = note;
+        if (!p.has("json")) std::fprintf(stderr, "note: %s\n", note.c_str());  // stdout is the evidence, for the model
+    }
     j["signals"] = {{"reranker", signals.reranker ? nlohmann::json(*signals.reranker) : nlohmann::json(nullptr)},
                     {"margin", signals.margin},
                     {"agreement", signals.agreement},

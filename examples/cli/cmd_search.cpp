@@ -46,6 +46,7 @@ int run_search(cli::ArgParser& p) {
     cli::warn_stale(found);
     const auto& results = found.results;
     const char* names[] = {"bm25", "vector"};
+    const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());
     if (p.has("json")) {
         nlohmann::json j = nlohmann::json::array();
         for (std::size_t i = 0; i < results.size(); ++i) {
@@ -61,9 +62,13 @@ int run_search(cli::ArgParser& p) {
                                   {"fused_score", r.rerank->fused_score}};
             j.push_back(std::move(item));
         }
-        std::cout << j.dump(2) << "\n";
+        nlohmann::json out{{"mode", cli::mode_name(mode)}, {"vector_list_used", note.empty()}};
+        if (!note.empty()) out["vector_list_note"] = note;
+        out["results"] = std::move(j);
+        std::cout << out.dump(2) << "\n";
         return 0;
     }
+    if (!note.empty()) std::printf("note: %s\n", note.c_str());
     if (results.empty()) std::printf("no result for \"%s\"\n", p.get("QUERY").c_str());
     for (std::size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];

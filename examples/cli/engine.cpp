@@ -185,6 +185,15 @@ Mode parse_mode_or_default(const std::string& name, const EngineConfig& c) {
     return name.empty() ? default_mode(c) : parse_mode(name);
 }
 std::string mode_name(Mode m) { return ragpp::search_mode_name(m); }
+std::string vector_list_note(Mode mode, const std::string& mode_option, const EngineConfig& c) {
+    if (mode == Mode::bm25 && mode_option.empty())  // the default pipeline: bm25 only with a hashing embedder
+        return "vector list not used: the " + c.embedder + " embedder is not semantic, so the default pipeline is bm25 "
+               "(--mode hybrid or --mode vector consults it; ragpp index --embedder model2vec:DIR gives semantic vectors)";
+    if (mode == Mode::bm25) return "vector list not used (--mode bm25)";
+    if (mode == Mode::hybrid && c.weights.size() == 2 && c.weights[1] == 0)
+        return "vector list not used (--weights gives it weight 0)";
+    return "";
+}
 
 ragpp::RowMatrixXf embed_texts(const EngineConfig& config, const std::vector<std::string>& texts, ragpp::Role role,
                                bool progress) {

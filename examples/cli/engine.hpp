@@ -66,6 +66,11 @@ Mode default_mode(const EngineConfig& c);
 /// --mode's value, or default_mode(c) when it is empty.
 Mode parse_mode_or_default(const std::string& name, const EngineConfig& c);
 std::string mode_name(Mode m);
+/// Why a search in `mode` (`mode_option`: --mode's value, empty for the default) leaves the
+/// vector list unconsulted (the default pipeline of the hashing embedder is bm25, --mode
+/// bm25, or a vector weight of 0), or "" when it consults it. search and ask say it once,
+/// since every result's trace then shows "vector -".
+std::string vector_list_note(Mode mode, const std::string& mode_option, const EngineConfig& c);
 /// A pipeline of ragpp eval: "bm25", "vector", "hybrid" or "hybrid:W1,W2".
 struct PipelineSpec {
     Mode mode;

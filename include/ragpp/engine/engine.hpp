@@ -53,8 +53,9 @@
 //
 // Errors: InvalidArgument (a bad setting or reranker name), NotFoundError (no corpus, no
 // index), FormatError (an index folder that fails a check), ParseError and IoError from
-// the corpus. A failed build, open or sync leaves nothing half done: sync works on the
-// engine in memory and the folder changes only through save()'s atomic commit.
+// the corpus. A failed build, open or sync leaves nothing half done: sync updates a copy
+// of the engine in memory that replaces it only when every step succeeded, and the
+// folder changes only through save()'s atomic commit.
 //
 // Threading: const members (search, evaluate) may run concurrently; sync needs exclusive
 // access.
@@ -301,12 +302,19 @@ public:
     }
 
     /// Brings the engine up to date with `corpus` (see the header comment). The corpus
-    /// must be of the kind the engine was built from.
+    /// must be of the kind the engine was built from. All or nothing: the update is made
+    /// on a copy of the engine in memory, which replaces it only once every step
+    /// succeeded; on any exception (a source unreadable, an embedder or `progress`
+    /// throwing) the engine is as before the call, DocIds included. The copy costs a pass
+    /// over the in-memory state (the mapped parts of an opened engine are shared, not
+    /// copied, until the update writes them) and, during the sync, that state twice.
     SyncCounts sync(const std::filesystem::path& corpus, const CorpusOptions& corpus_options = {},
                     const EngineProgress& progress = {}) {
-        impl_->scan_options = corpus_options;
+        auto next = impl_->clone();
+        next->scan_options = corpus_options;
         SyncCounts counts;
-        impl_->load(corpus, progress, &counts);
+        next->load(corpus, progress, &counts);
+        impl_ = std::move(next);
         return counts;
     }
 
@@ -595,7 +603,7 @@ private:
     // i64 mtime_ns, i64 scanned_ns, u64 content hash. Each source's chunks are in places.bin.
     static constexpr detail::BinaryFormat sources_format{"SRCCHUNK", 2, "source manifest", ""};
     static void write_sources(const std::filesystem::path& path, const SourceManifest& manifest) {
-        detail::BinaryWriter w;
+        detail::BinaryWriter w(path);
         w.u64(manifest.size());
         for (const SourceRecord* r : manifest.records()) {
             w.str(r->path);
@@ -658,6 +666,25 @@ private:
         // Cross-encoders, loaded on first use (one per folder).
         mutable std::mutex cross_mutex;
         mutable std::map<std::string, std::shared_ptr<const CrossEncoderReranker>> cross;
+
+        /// A copy whose rerankers read its own indexes (cross-encoders are shared).
+        [[nodiscard]] std::unique_ptr<Impl> clone() const {
+            auto c = std::make_unique<Impl>();
+            c->config = config;
+            c->docs = docs;
+            c->manifest = manifest;
+            c->root = root;
+            c->kind = kind;
+            c->scan_options = scan_options;
+            c->notes = notes;
+            c->generation = generation;
+            {
+                std::lock_guard lock(cross_mutex);
+                c->cross = cross;
+            }
+            if (c->docs) c->make_rerankers();
+            return c;
+        }
 
         void make_rerankers() {
             // The BM25 index's own idf (its variant), so there is one formula.
@@ -761,9 +788,9 @@ private:
             return docs;
         }
 
-        /// Builds (counts == null) or syncs the engine from `corpus`. Works on a copy of
-        /// nothing: a build fills a fresh Impl; a sync that throws may leave the engine
-        /// partly updated in memory (never on disk: save() was not called).
+        /// Builds (counts == null) or syncs the engine from `corpus`. A build fills a fresh
+        /// Impl, a sync a clone() (Engine::sync): a throw may leave this Impl partly
+        /// updated, and the caller then drops it.
         void load(const std::filesystem::path& corpus, const EngineProgress& progress, SyncCounts* counts) {
             namespace fs = std::filesystem;
             std::error_code ec;

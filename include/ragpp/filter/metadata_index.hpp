@@ -50,6 +50,24 @@ namespace ragpp {
 
 class MetadataIndex {
 public:
+    MetadataIndex() = default;
+    /// A copy's terms point at its own fields (the implicit copy pointed them at the
+    /// original's, which a removal from the copy then changed, or read after it was gone).
+    MetadataIndex(const MetadataIndex& o)
+        : fields_(o.fields_), terms_(o.terms_), free_terms_(o.free_terms_), doc_terms_(o.doc_terms_), live_(o.live_),
+          size_(o.size_), frozen_(o.frozen_) {  // a frozen index shares its (immutable) file
+        for (auto& t : terms_)
+            if (t.field) t.field = &*fields_.find(t.field->first);
+    }
+    MetadataIndex& operator=(const MetadataIndex& o) {
+        if (this != &o) *this = MetadataIndex(o);
+        return *this;
+    }
+    // A move keeps the map's nodes, so the terms' pointers stay valid.
+    MetadataIndex(MetadataIndex&&) = default;
+    MetadataIndex& operator=(MetadataIndex&&) = default;
+    ~MetadataIndex() = default;
+
     /// Indexes `metadata` under `id`. Throws DuplicateError when `id` is indexed,
     /// InvalidArgument when a number is NaN; nothing changes then.
     void add_document(DocId id, const Metadata& metadata) {

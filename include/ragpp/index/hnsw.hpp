@@ -304,7 +304,7 @@ public:
 
     /// Writes the index to `path` atomically (temporary file + rename). Throws IoError.
     void save(const std::filesystem::path& path) const {
-        detail::BinaryWriter w;
+        detail::BinaryWriter w(path);
         std::size_t pos = detail::binary_header_size;
         const auto u32 = [&](std::uint32_t v) { w.u32(v); pos += 4; };
         const auto u64 = [&](std::uint64_t v) { w.u64(v); pos += 8; };

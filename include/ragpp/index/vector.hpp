@@ -486,7 +486,7 @@ public:
         for (std::size_t i = 0; i < n; ++i) by_id[i] = static_cast<std::uint32_t>(i);
         std::sort(by_id.begin(), by_id.end(), [&](std::uint32_t x, std::uint32_t y) { return ids[live[x]] < ids[live[y]]; });
 
-        detail::BinaryWriter w;
+        detail::BinaryWriter w(path);
         std::size_t at = detail::binary_header_size;  // the file offset of the next byte
         auto put = [&](const void* p, std::size_t bytes) {
             w.bytes(p, bytes);

@@ -103,7 +103,8 @@ class File {
 public:
     /// Checks the header (and, when `verify`, the payload checksum), the sizes of the
     /// tables and that the offsets increase within the blob (one pass over the 8(N+1)
-    /// bytes of offsets, none over the documents). FormatError naming the file otherwise.
+    /// bytes of offsets, none over the documents). With `verify`, also the key table
+    /// (check_keys: every key read once). FormatError naming the file otherwise.
     File(std::shared_ptr<const FileBytes> bytes, std::string source, bool verify) : bytes_(std::move(bytes)) {
         BinaryReader r(bytes_->view(), format, source, verify);
         name_ = r.name();
@@ -130,6 +131,7 @@ public:
         if (prev != blob) r.fail("the documents end at " + std::to_string(prev) + ", the blob has " + std::to_string(blob) + " bytes");
         if (n != live_) r.fail("'live' says " + std::to_string(live_) + " documents, the offsets hold " + std::to_string(n));
         if (keyed_ > n) r.fail("the key table lists more documents than there are");
+        if (verify) check_keys();
     }
 
     [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
@@ -183,7 +185,12 @@ public:
             const std::size_t mid = lo + (hi - lo) / 2;
             const DocId id = keyed(mid);
             const int cmp = this->key(id).compare(key);
-            if (cmp == 0) return id;
+            if (cmp == 0) {
+                // A damaged table may list the key twice: equal keys sit side by side.
+                if (mid > 0 && this->key(keyed(mid - 1)) == key) throw duplicate(keyed(mid - 1), id, key);
+                if (mid + 1 < keyed_ && this->key(keyed(mid + 1)) == key) throw duplicate(id, keyed(mid + 1), key);
+                return id;
+            }
             if (cmp < 0) lo = mid + 1;
             else hi = mid;
         }
@@ -191,6 +198,40 @@ public:
     }
 
 private:
+    /// The key table against the documents: its keys strictly increasing (so no key twice;
+    /// a neighbour compare, as the table is sorted), each non-empty, and as many entries as
+    /// present documents with a key. Every key is read once, in key order (random places in
+    /// the blob), so an open without `verify` skips it: a mapped open must not touch every
+    /// document (find() still refuses a duplicate of the key it finds).
+    void check_keys() const {
+        std::string_view prev;
+        DocId prev_id = 0;
+        for (std::size_t i = 0; i < keyed_; ++i) {
+            const DocId id = keyed(i);
+            const std::string_view k = key(id);
+            if (k.empty())
+                throw FormatError(name_ + ": the key table lists DocId " + std::to_string(id) + ", which has no key");
+            if (i > 0) {
+                const int cmp = prev.compare(k);
+                if (cmp == 0) throw duplicate(prev_id, id, k);
+                if (cmp > 0)
+                    throw FormatError(name_ + ": the key table is not sorted: '" + std::string(k) + "' (DocId " +
+                                      std::to_string(id) + ") comes after '" + std::string(prev) + "'");
+            }
+            prev = k;
+            prev_id = id;
+        }
+        std::size_t with_key = 0;
+        for (std::size_t id = 0; id < capacity_; ++id)
+            if (present_.test(static_cast<DocId>(id)) && !key(static_cast<DocId>(id)).empty()) ++with_key;
+        if (with_key != keyed_)
+            throw FormatError(name_ + ": " + std::to_string(with_key) + " documents have a key, the key table lists " +
+                              std::to_string(keyed_));
+    }
+    [[nodiscard]] FormatError duplicate(DocId a, DocId b, std::string_view key) const {
+        return FormatError(name_ + ": two documents have the key '" + std::string(key) + "' (DocIds " + std::to_string(a) +
+                           " and " + std::to_string(b) + ")");
+    }
     [[nodiscard]] std::uint64_t offset(std::size_t i) const noexcept {
         std::uint64_t v;
         std::memcpy(&v, offsets_ + 8 * i, 8);
