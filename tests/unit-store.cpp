@@ -297,12 +297,12 @@ TEST_CASE("Collection::adopt over a store opened from its file: all or nothing",
     CHECK_THROWS_AS(c.adopt("b.md", {3, 9}), NotFoundError);
     CHECK_THROWS_AS(c.adopt("b.md", {3, 4, 5}), InvalidArgument);
     CHECK(c.source_count() == 1);
-    CHECK(c.place(3) == nullptr);
-    CHECK(c.place(4) == nullptr);
+    CHECK(c.place(3) == std::nullopt);
+    CHECK(c.place(4) == std::nullopt);
     CHECK(guides() == std::vector<DocId>{0, 2});
     c.adopt("b.md", {3, 4});
     CHECK(guides() == std::vector<DocId>{0, 2, 4});
-    REQUIRE(c.place(4) != nullptr);
+    REQUIRE(c.place(4).has_value());
     CHECK(c.place(4)->source == "b.md");
     CHECK(c.place(4)->position == 1);
     CHECK(c.chunks_of("b.md") == std::vector<DocId>{3, 4});
