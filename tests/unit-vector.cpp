@@ -357,6 +357,15 @@ TEST_CASE("VectorIndex: a build by many batches grows its arrays geometrically a
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<DocId>(i);
     once.add_vectors(all, x);
     CHECK(once.memory_bytes() < all.size() * (row_bytes + 100));
+    // shrink_to_fit gives the growth back: the batched index then holds what the single
+    // batch reserved exactly (the same arrays; the id map's bucket table may differ by the
+    // prime its rehash picks, a few buckets).
+    const std::size_t grown = idx.memory_bytes();
+    idx.shrink_to_fit();
+    INFO("grown " << grown << ", shrunk " << idx.memory_bytes() << ", one batch " << once.memory_bytes());
+    CHECK(idx.memory_bytes() < grown);
+    CHECK(idx.memory_bytes() <= once.memory_bytes() + 64 * sizeof(void*));
+    CHECK(idx.memory_bytes() + 64 * sizeof(void*) >= once.memory_bytes());
     // Same search results either way (the oracle for correctness of the grown arrays).
     const Eigen::VectorXf q = x.row(7).transpose();
     const auto a = idx.search_vector(q, 10), c = once.search_vector(q, 10);

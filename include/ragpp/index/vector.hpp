@@ -272,6 +272,24 @@ public:
         }
     }
 
+    /// Gives back the spare capacity of every array: a build by batches grows them by half
+    /// again when full (see reserve_rows), so up to a third of the row memory can be spare
+    /// after the last batch (627 against 429 bytes a vector at 1M x 384 int8 by batches of
+    /// 65,536). Copies each array once; a frozen (loaded) index holds no arrays and is left
+    /// as it is. References to rows are not kept across calls, so nothing is invalidated.
+    void shrink_to_fit() {
+        if (file_) return;
+        data_.shrink_to_fit();
+        ids_.shrink_to_fit();
+        norms2_.shrink_to_fit();
+        dead_.shrink_to_fit();
+        rec_.shrink_to_fit();
+        q8_.shrink_to_fit();
+        scale8_.shrink_to_fit();
+        f16_.shrink_to_fit();
+        row_of_.rehash(0);  // the fewest buckets for the current load factor
+    }
+
     /// Removes `id`; throws NotFoundError (and changes nothing) when it is absent.
     void remove_document(DocId id) {
         if (!contains(id)) throw NotFoundError("VectorIndex::remove_document: no vector with DocId " + std::to_string(id));
