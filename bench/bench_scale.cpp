@@ -231,6 +231,9 @@ int main(int argc, char** argv) try {
         return std::pair{wall, cpu};
     };
     {
+        // The total is known: reserve it (no growth, no copy of the rows; 10M peaked at
+        // 9.4 GB with growth and a final shrink_to_fit). shrink_to_fit below is then a no-op.
+        vectors.reserve(ndocs);
         auto [wall, cpu] = build_by_batches([&](const auto& ids, const auto& rows) { vectors.add_vectors(ids, rows); },
                                             [](std::size_t, double, double) {});
         // A build by batches ends with up to a third of its capacity spare; give it back

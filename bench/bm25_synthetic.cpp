@@ -77,6 +77,8 @@ int main(int argc, char** argv) try {
 
     // One JSON line per strategy for `index`; results into `results` (by query), and
     // compared with `expected` when it is not empty.
+    // The file format of the index under test (its "format" field; 3 marks the old index).
+    const int current_format = static_cast<int>(ragpp::detail::bm25::file_format.version);
     auto run = [&](const auto& index, ragpp::BM25Strategy strategy, int format, std::pair<double, double> built,
                    std::vector<std::vector<ragpp::Hit>>& results, const std::vector<std::vector<ragpp::Hit>>& expected,
                    const char* compared_with) {
@@ -135,9 +137,9 @@ int main(int argc, char** argv) try {
     Index index(params);
     const auto built = build(index);
     if (queries.empty()) make_queries();
-    run(index, ragpp::BM25Strategy::exhaustive, 4, built, exhaustive, v3_results, "format3_automatic");
+    run(index, ragpp::BM25Strategy::exhaustive, current_format, built, exhaustive, v3_results, "format3_automatic");
     for (auto strategy : {ragpp::BM25Strategy::automatic, ragpp::BM25Strategy::maxscore, ragpp::BM25Strategy::accumulate})
-        run(index, strategy, 4, built, results, exhaustive, "exhaustive");
+        run(index, strategy, current_format, built, results, exhaustive, "exhaustive");
 
     // Save, then open read and mapped.
     const auto path = std::filesystem::temp_directory_path() / ("bench_bm25_synthetic-" + std::to_string(::getpid()) + ".bm25");
@@ -153,7 +155,7 @@ int main(int argc, char** argv) try {
         std::size_t mismatches = 0;
         for (std::size_t q = 0; q < std::min<std::size_t>(100, queries.size()); ++q)
             mismatches += opened.search_terms(queries[q], 10) != exhaustive[q];
-        bench::print({{"bench", "bm25_synthetic"}, {"engine", "ragpp"}, {"format", 4}, {"open", mmap ? "mmap" : "read"},
+        bench::print({{"bench", "bm25_synthetic"}, {"engine", "ragpp"}, {"format", current_format}, {"open", mmap ? "mmap" : "read"},
                       {"verify", verify}, {"file_bytes", std::filesystem::file_size(path)}, {"save_s", save_s},
                       {"open_s", open_s}, {"open_cpu_s", open_cpu_s}, {"rss_after_open_bytes", rss1},
                       {"rss_added_by_open_bytes", rss1 > rss0 ? rss1 - rss0 : 0},
@@ -169,7 +171,7 @@ int main(int argc, char** argv) try {
         index.remove_document(id);
         remove_ms.push_back((bench::cpu_now_s() - c0) * 1e3);
     }
-    bench::print({{"bench", "bm25_synthetic"}, {"engine", "ragpp"}, {"format", 4}, {"removals", remove_ms.size()},
+    bench::print({{"bench", "bm25_synthetic"}, {"engine", "ragpp"}, {"format", current_format}, {"removals", remove_ms.size()},
                   {"remove_p50_cpu_ms", bench::quantile(remove_ms, 0.5)},
                   {"remove_max_cpu_ms", bench::quantile(remove_ms, 1.0)}});
     return 0;

@@ -366,11 +366,27 @@ TEST_CASE("VectorIndex: a build by many batches grows its arrays geometrically a
     CHECK(idx.memory_bytes() < grown);
     CHECK(idx.memory_bytes() <= once.memory_bytes() + 64 * sizeof(void*));
     CHECK(idx.memory_bytes() + 64 * sizeof(void*) >= once.memory_bytes());
+    // reserve(total) up front: the same batches never move the arrays (memory_bytes less
+    // the per-entry estimate stays where reserve put it).
+    Index planned(ParsedEmbedder{dim}, opts(Metric::cosine, quant));
+    planned.reserve(batches * per);
+    const std::size_t after_reserve = reserved(planned);
+    for (std::size_t b = 0; b < batches; ++b) {
+        std::vector<DocId> ids(per);
+        for (std::size_t i = 0; i < per; ++i) ids[i] = static_cast<DocId>(b * per + i);
+        planned.add_vectors(ids, x.middleRows(static_cast<Eigen::Index>(b * per), static_cast<Eigen::Index>(per)));
+        CHECK(reserved(planned) == after_reserve);
+    }
+    CHECK(planned.memory_bytes() <= once.memory_bytes() + 64 * sizeof(void*));
     // Same search results either way (the oracle for correctness of the grown arrays).
     const Eigen::VectorXf q = x.row(7).transpose();
-    const auto a = idx.search_vector(q, 10), c = once.search_vector(q, 10);
+    const auto a = idx.search_vector(q, 10), c = once.search_vector(q, 10), p = planned.search_vector(q, 10);
     REQUIRE(a.size() == c.size());
-    for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].id == c[i].id);
+    REQUIRE(p.size() == c.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        CHECK(a[i].id == c[i].id);
+        CHECK(p[i].id == c[i].id);
+    }
 }
 
 TEST_CASE("VectorIndex: exact re-scoring from float32 rows on disk gives float32 scores", "[vector][persistence]") {

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <span>
 #include <utility>
 #include <vector>
@@ -250,6 +251,45 @@ inline void decode_block(const std::uint8_t* p, const BlockHeader& h, std::vecto
 /// vector and a few counters (most of a vocabulary has one short block).
 class PostingList {
 public:
+    // The owned buffer and a view's (pointer, size) share their storage: a built index
+    // holds a PostingList a term, and a view pair beside the vector cost 16 bytes a term
+    // (2.59 against 2.49 bytes a posting on the 1M synthetic corpus).
+    PostingList() noexcept : bytes_() {}
+    PostingList(const PostingList& o) : size_(o.size_), last_(o.last_), tail_n_(o.tail_n_), last_count_(o.last_count_), is_view_(o.is_view_) {
+        if (is_view_) view_ = o.view_;
+        else new (&bytes_) std::vector<std::uint8_t>(o.bytes_);
+    }
+    PostingList(PostingList&& o) noexcept
+        : size_(o.size_), last_(o.last_), tail_n_(o.tail_n_), last_count_(o.last_count_), is_view_(o.is_view_) {
+        if (is_view_) view_ = o.view_;
+        else new (&bytes_) std::vector<std::uint8_t>(std::move(o.bytes_));
+    }
+    PostingList& operator=(const PostingList& o) {
+        if (this != &o) {
+            PostingList copy(o);
+            *this = std::move(copy);
+        }
+        return *this;
+    }
+    PostingList& operator=(PostingList&& o) noexcept {
+        if (this == &o) return *this;
+        if (is_view_ && !o.is_view_) new (&bytes_) std::vector<std::uint8_t>(std::move(o.bytes_));
+        else if (!is_view_ && o.is_view_) {
+            bytes_.~vector();
+            view_ = o.view_;
+        } else if (is_view_) view_ = o.view_;
+        else bytes_ = std::move(o.bytes_);
+        size_ = o.size_;
+        last_ = o.last_;
+        tail_n_ = o.tail_n_;
+        last_count_ = o.last_count_;
+        is_view_ = o.is_view_;
+        return *this;
+    }
+    ~PostingList() {
+        if (!is_view_) bytes_.~vector();
+    }
+
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
     [[nodiscard]] DocId last_doc() const noexcept { return last_; }
@@ -264,7 +304,7 @@ public:
         for (std::size_t i = 0; i < tail_n_; ++i) out[i] = tail_at(i);
         return out;
     }
-    [[nodiscard]] std::size_t memory_bytes() const noexcept { return bytes_.capacity(); }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept { return is_view_ ? 0 : bytes_.capacity(); }
 
     /// Adds a posting for a document not in the list (any id); lens: document lengths.
     void add(Posting p, const std::uint32_t* lens) {
@@ -402,8 +442,9 @@ public:
     [[nodiscard]] static PostingList view(const std::uint8_t* p, std::size_t n_bytes, std::size_t size, DocId last,
                                           std::uint32_t last_count) noexcept {
         PostingList l;
-        l.view_ = p;
-        l.view_bytes_ = n_bytes;
+        l.bytes_.~vector();
+        l.view_ = View{p, n_bytes};
+        l.is_view_ = true;
         l.size_ = static_cast<std::uint32_t>(size);
         l.last_ = last;
         l.last_count_ = static_cast<std::uint8_t>(last_count);
@@ -414,9 +455,9 @@ private:
     static bool doc_less(const Posting& p, DocId d) noexcept { return p.doc < d; }
     static Posting load_posting(const std::uint8_t* p) noexcept { return {load_u32(p), load_u32(p + 4)}; }
     [[nodiscard]] std::size_t blocks_end() const noexcept {
-        return view_ != nullptr ? view_bytes_ : bytes_.size() - 8 * std::size_t{tail_n_};
+        return is_view_ ? view_.bytes : bytes_.size() - 8 * std::size_t{tail_n_};
     }
-    [[nodiscard]] const std::uint8_t* data() const noexcept { return view_ != nullptr ? view_ : bytes_.data(); }
+    [[nodiscard]] const std::uint8_t* data() const noexcept { return is_view_ ? view_.p : bytes_.data(); }
 
     /// Copies the tail out and removes it from the buffer.
     std::vector<Posting> take_tail() {
@@ -501,14 +542,23 @@ private:
         set_last_count(n);
     }
 
-    std::vector<std::uint8_t> bytes_;  ///< blocks, then the tail's raw pairs
-    const std::uint8_t* view_ = nullptr;  ///< a view's blocks (bytes_ then unused)
-    std::size_t view_bytes_ = 0;
+    struct View {
+        const std::uint8_t* p;  ///< a view's blocks (in a loaded file)
+        std::size_t bytes;
+    };
+    union {
+        std::vector<std::uint8_t> bytes_;  ///< blocks, then the tail's raw pairs (!is_view_)
+        View view_;                        ///< is_view_
+    };
     std::uint32_t size_ = 0;
-    DocId last_ = 0;                   ///< the largest doc (when not empty)
-    std::uint8_t tail_n_ = 0;          ///< postings in the tail (< 128 between calls)
-    std::uint8_t last_count_ = 0;      ///< postings in the last block (0: no block)
+    DocId last_ = 0;               ///< the largest doc (when not empty)
+    std::uint8_t tail_n_ = 0;      ///< postings in the tail (< 128 between calls)
+    std::uint8_t last_count_ = 0;  ///< postings in the last block (0: no block)
+    bool is_view_ = false;         ///< see view(); only const members are called then
 };
+
+// One per term in a built index: a vector and four counters (64-bit targets).
+static_assert(sizeof(void*) != 8 || sizeof(PostingList) <= 40);
 
 /// A forward cursor over a PostingList. It reads a block's documents whole, the first
 /// time it stops in the block, and its frequencies one at a time (a probe reads one);
