@@ -348,6 +348,59 @@ TEST_CASE("freshness: a deleted source is never served, a changed one is flagged
     CHECK(raw.stale_sources.empty());
 }
 
+TEST_CASE("a sync with nothing to index keeps the engine and records touched files and a moved root", "[engine][sync]") {
+    // Since the diff is made before the engine is copied, a sync that adds, changes and
+    // removes nothing updates the engine in place. Oracles: the counts, the same results,
+    // the root moved to the synced folder (a later deletion of the old folder does not
+    // flag anything, an edit in the new one is found), and the paths that re-index.
+    ragpp_test::TempDir a, b;
+    for (int i = 0; i < 4; ++i)
+        write_file(a.path / ("note" + std::to_string(i) + ".md"),
+                   "# Note " + std::to_string(i) + "\n\n## Reset\n\nreset step number " + std::to_string(i) + "\n", 1 + i);
+    auto engine = Engine::build(a.path, test_config());
+    EngineQuery q;
+    q.k = 4;
+    q.principal = Principal::system();
+    const auto before = engine.search("reset step", q);
+    REQUIRE(before.results.size() == 4);
+
+    // Nothing changed: all unchanged.
+    SyncCounts c = engine.sync(a.path);
+    CHECK(c.added + c.changed + c.removed == 0);
+    CHECK(c.unchanged == 4);
+    CHECK(c.sources == 4);
+    CHECK(c.chunks == engine.size());
+    // Touched (same content, new mtime): still nothing to index.
+    fs::last_write_time(a.path / "note1.md", fs::last_write_time(a.path / "note1.md") + std::chrono::seconds(9));
+    c = engine.sync(a.path);
+    CHECK(c.added + c.changed + c.removed == 0);
+    CHECK(c.unchanged == 4);
+    // The same files in another folder (new mtimes, same contents): unchanged, and the
+    // engine now reads its sources there.
+    fs::copy(a.path, b.path, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+    c = engine.sync(b.path);
+    CHECK(c.added + c.changed + c.removed == 0);
+    CHECK(c.unchanged == 4);
+    fs::remove_all(a.path);
+    const auto after = engine.search("reset step", q);
+    REQUIRE(after.results.size() == before.results.size());
+    for (std::size_t i = 0; i < after.results.size(); ++i) {
+        CHECK(after.results[i].document->id == before.results[i].document->id);
+        CHECK_FALSE(after.results[i].stale);
+    }
+    CHECK(after.deleted_sources.empty());
+    // An edit in the new folder is a change; the result equals a fresh build of it.
+    write_file(b.path / "note2.md", "# Note 2\n\n## Reset\n\nreset the valve now\n", 30);
+    c = engine.sync(b.path);
+    CHECK(c.changed == 1);
+    CHECK(c.unchanged == 3);
+    const auto fresh = Engine::build(b.path, test_config());
+    require_same_ranking(ranked(engine, "reset valve", SearchMode::bm25), ranked(fresh, "reset valve", SearchMode::bm25));
+    // A corpus of another kind is still refused with the rebuild message.
+    write_file(b.path / "c.jsonl", "{\"_id\": \"x\", \"text\": \"y\"}\n", 31);
+    CHECK_THROWS_WITH(engine.sync(b.path / "c.jsonl"), Catch::Matchers::Contains("rebuild"));
+}
+
 TEST_CASE("a saved index folder: edited parts and mixed generations are refused", "[engine][save]") {
     std::mt19937 rng(7);
     ragpp_test::TempDir corpus_a, corpus_b, a, b, mixed;

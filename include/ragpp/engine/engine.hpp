@@ -310,10 +310,28 @@ public:
     /// copied, until the update writes them) and, during the sync, that state twice.
     SyncCounts sync(const std::filesystem::path& corpus, const CorpusOptions& corpus_options = {},
                     const EngineProgress& progress = {}) {
+        // First the diff, on this engine (read only): when no source was added, changed or
+        // removed, nothing is copied (the copy costs about 1 s a million chunks); only the
+        // records of touched files (same content, new mtime) and the scan notes change.
+        Impl::Plan plan = impl_->plan(corpus, corpus_options);
+        if (plan.nothing_to_index()) {
+            auto manifest = impl_->manifest;  // refreshed on a copy: all or nothing
+            for (const auto& f : plan.diff.touched) manifest.refresh(f);
+            auto notes = plan.scan.notes;
+            impl_->manifest = std::move(manifest);
+            if (plan.kind == "folder") impl_->notes = std::move(notes);
+            impl_->root = plan.root;
+            impl_->scan_options = corpus_options;
+            SyncCounts counts;
+            counts.unchanged = plan.kind == "folder" ? plan.diff.unchanged.size() : 1;
+            counts.chunks = impl_->docs->retriever().size();
+            counts.sources = impl_->docs->source_count();
+            return counts;
+        }
         auto next = impl_->clone();
         next->scan_options = corpus_options;
         SyncCounts counts;
-        next->load(corpus, progress, &counts);
+        next->load(corpus, progress, &counts, &plan);
         impl_ = std::move(next);
         return counts;
     }
@@ -791,24 +809,64 @@ private:
         /// Builds (counts == null) or syncs the engine from `corpus`. A build fills a fresh
         /// Impl, a sync a clone() (Engine::sync): a throw may leave this Impl partly
         /// updated, and the caller then drops it.
-        void load(const std::filesystem::path& corpus, const EngineProgress& progress, SyncCounts* counts) {
+        /// What a corpus is (kind, root, the single file of a jsonl or BEIR corpus) and, for
+        /// a sync, what changed in it against this Impl's manifest (folder: the scan and its
+        /// diff; single file: whether the one source is fresh).
+        struct Plan {
+            std::string kind;
+            std::filesystem::path root, file;
+            bool planned = false;      // scan/diff or freshness computed (sync of a known kind)
+            bool single_fresh = false;  // single-file corpus: its source is unchanged
+            CorpusScan scan;
+            SourceDiff diff;
+            [[nodiscard]] bool nothing_to_index() const noexcept {
+                if (!planned) return false;
+                if (kind != "folder") return single_fresh;
+                return !scan.files.empty() && diff.added.empty() && diff.changed.empty() && diff.removed.empty();
+            }
+        };
+        [[nodiscard]] static Plan locate(const std::filesystem::path& corpus) {
             namespace fs = std::filesystem;
             std::error_code ec;
             const bool is_dir = fs::is_directory(corpus, ec);
-            std::string new_kind;
-            fs::path new_root, file;
+            Plan p;
             if (is_dir && fs::exists(corpus / "corpus.jsonl", ec)) {
-                new_kind = "beir", new_root = corpus, file = "corpus.jsonl";
+                p.kind = "beir", p.root = corpus, p.file = "corpus.jsonl";
             } else if (is_dir) {
-                new_kind = "folder", new_root = corpus;
+                p.kind = "folder", p.root = corpus;
             } else if (corpus.extension() == ".jsonl" && fs::is_regular_file(corpus, ec)) {
-                new_kind = "jsonl", new_root = corpus.parent_path().empty() ? fs::path(".") : corpus.parent_path(),
-                file = corpus.filename();
+                p.kind = "jsonl", p.root = corpus.parent_path().empty() ? fs::path(".") : corpus.parent_path(),
+                p.file = corpus.filename();
             } else {
                 throw NotFoundError("corpus '" + corpus.string() +
                                     "' is neither a folder (of .md/.rst/.txt files, or BEIR) nor a .jsonl file");
             }
-            new_root = fs::absolute(new_root, ec).lexically_normal();
+            p.root = fs::absolute(p.root, ec).lexically_normal();
+            return p;
+        }
+        /// The sync plan of `corpus` against this Impl (read only). A corpus of another
+        /// kind is left unplanned: load() then throws the rebuild message.
+        [[nodiscard]] Plan plan(const std::filesystem::path& corpus, const CorpusOptions& options) const {
+            Plan p = locate(corpus);
+            if (p.kind != kind) return p;
+            if (p.kind == "folder") {
+                p.scan = scan_corpus(p.root, options);
+                p.diff = diff_sources(manifest, p.scan);
+            } else {
+                const SourceRecord* old = manifest.find(p.file.generic_string());
+                p.single_fresh = old && check_source(p.root, *old) == Freshness::fresh;
+            }
+            p.planned = true;
+            return p;
+        }
+
+        void load(const std::filesystem::path& corpus, const EngineProgress& progress, SyncCounts* counts,
+                  const Plan* planned = nullptr) {
+            namespace fs = std::filesystem;
+            const Plan located = planned ? Plan{} : locate(corpus);
+            const Plan& pl = planned ? *planned : located;
+            const std::string new_kind = pl.kind;
+            const fs::path new_root = pl.root, file = pl.file;
             if (counts && new_kind != kind)
                 throw InvalidArgument("corpus '" + corpus.string() + "' is a " + new_kind + " corpus, the index was built from a " +
                                       kind + " corpus: rebuild it");
@@ -831,7 +889,7 @@ private:
                 const SourceFile f{file.generic_string(), abs, static_cast<std::uint64_t>(st.st_size),
                                    detail::corpus::ns_of(st.st_mtim), scanned};
                 const SourceRecord* old = manifest.find(f.path);
-                if (old && check_source(root, *old) == Freshness::fresh) {
+                if (old && (pl.planned ? pl.single_fresh : check_source(root, *old) == Freshness::fresh)) {
                     c.unchanged = 1;
                 } else {
                     const std::uint64_t hash = hash_file(abs);
@@ -843,11 +901,12 @@ private:
                     if (progress) progress("indexing", ids.size(), ids.size());
                 }
             } else {
-                const CorpusScan scan = scan_corpus(root, scan_options);
+                // The plan's scan and diff were made against this manifest (a clone's: the same).
+                const CorpusScan scan = pl.planned ? pl.scan : scan_corpus(root, scan_options);
                 notes = scan.notes;
                 if (scan.files.empty())
                     throw NotFoundError("no .md, .rst or .txt file under '" + corpus.string() + "'");
-                const SourceDiff diff = diff_sources(manifest, scan);
+                const SourceDiff diff = pl.planned ? pl.diff : diff_sources(manifest, scan);
                 for (const auto& path : diff.removed) {
                     docs->remove(path);
                     manifest.erase(path);
