@@ -18,6 +18,7 @@
 //   ragpp index corpus.jsonl --out idx
 //   bench_open --index idx [--queries 100] [--only breakdown]
 //   bench_open --build corpus.jsonl --out idx [--embedder hashing:64]   (Engine::build + save, timed)
+//   bench_open --sync FOLDER [--repeat 3]   (Engine::sync with nothing changed, then after one file changed)
 //
 // The corpus: --docs documents of 40 to 80 words (mean 60; --words MIN-MAX) drawn from 200,000 words
 // "w<rank>" with P(rank r) ~ 1/r^1.07 (fixed seed), with metadata "type" (4 values),
@@ -235,6 +236,30 @@ int main(int argc, char** argv) try {
         e.save(arg(argc, argv, "out", "idx"));
         std::printf("{\"built\":\"%s\",\"chunks\":%zu,\"sources\":%zu,\"build_s\":%.1f,\"build_cpu_s\":%.1f,\"peak_rss_mb\":%.0f}\n",
                     corpus.c_str(), e.size(), e.documents().source_count(), seconds_since(t0), cpu_seconds() - c0, peak_rss_mb());
+        return 0;
+    }
+    if (const auto folder = arg(argc, argv, "sync", ""); !folder.empty()) {
+        // Engine::sync on an in-memory engine built from a folder corpus: --repeat syncs
+        // with nothing changed, then --repeat syncs after appending a line to one file
+        // (the first file in the scan's order). Restores nothing: use a copy of the folder.
+        ragpp::EngineConfig config;
+        config.embedder = arg(argc, argv, "embedder", "hashing:64");
+        auto e = ragpp::Engine::build(folder, config);
+        const int repeat = std::stoi(arg(argc, argv, "repeat", "3"));
+        std::string first;
+        for (const auto& f : std::filesystem::recursive_directory_iterator(folder))
+            if (f.is_regular_file() && f.path().extension() == ".md" && (first.empty() || f.path().string() < first))
+                first = f.path().string();
+        for (const bool change : {false, true})
+            for (int i = 0; i < repeat; ++i) {
+                if (change) std::ofstream(first, std::ios::app) << "\nappended line " << i << "\n";
+                const double c0 = cpu_seconds();
+                const auto t0 = Clock::now();
+                const auto n = e.sync(folder);
+                std::printf("{\"sync\":\"%s\",\"chunks\":%zu,\"changed\":%zu,\"unchanged\":%zu,\"sync_s\":%.4f,\"sync_cpu_s\":%.4f}\n",
+                            change ? "one file changed" : "nothing changed", e.size(), n.changed, n.unchanged, seconds_since(t0),
+                            cpu_seconds() - c0);
+            }
         return 0;
     }
     const std::string dir = arg(argc, argv, "index", "");
