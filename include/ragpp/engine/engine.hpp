@@ -317,9 +317,8 @@ public:
         if (plan.nothing_to_index()) {
             auto manifest = impl_->manifest;  // refreshed on a copy: all or nothing
             for (const auto& f : plan.diff.touched) manifest.refresh(f);
-            auto notes = plan.scan.notes;
             impl_->manifest = std::move(manifest);
-            if (plan.kind == "folder") impl_->notes = std::move(notes);
+            if (plan.kind == "folder") impl_->notes = std::move(plan.scan.notes);
             impl_->root = plan.root;
             impl_->scan_options = corpus_options;
             SyncCounts counts;
@@ -806,9 +805,6 @@ private:
             return docs;
         }
 
-        /// Builds (counts == null) or syncs the engine from `corpus`. A build fills a fresh
-        /// Impl, a sync a clone() (Engine::sync): a throw may leave this Impl partly
-        /// updated, and the caller then drops it.
         /// What a corpus is (kind, root, the single file of a jsonl or BEIR corpus) and, for
         /// a sync, what changed in it against this Impl's manifest (folder: the scan and its
         /// diff; single file: whether the one source is fresh).
@@ -860,6 +856,10 @@ private:
             return p;
         }
 
+        /// Builds (counts == null) or syncs the engine from `corpus`. A build fills a fresh
+        /// Impl, a sync a clone() (Engine::sync): a throw may leave this Impl partly
+        /// updated, and the caller then drops it. `planned`: the sync plan (plan()) made
+        /// against this manifest, used instead of scanning again.
         void load(const std::filesystem::path& corpus, const EngineProgress& progress, SyncCounts* counts,
                   const Plan* planned = nullptr) {
             namespace fs = std::filesystem;
