@@ -1,50 +1,132 @@
 #include <ragpp/answer/abstain.hpp>
+#include <ragpp/answer/answer.hpp>
+#include <ragpp/text/analyzer.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
 #include <vector>
 
-using ragpp::Result;
 
 namespace {
-Result result(double fused, std::vector<std::optional<std::size_t>> ranks, std::optional<double> reranker = {}) {
-    Result r;
-    r.score = fused;
-    for (auto k : ranks) r.trace.push_back(ragpp::ListTrace{k, k ? std::optional<double>(1.0) : std::nullopt});
-    if (reranker) {
-        r.rerank = ragpp::RerankTrace{1, fused, *reranker, 1};
-        r.score = *reranker;
-    }
-    return r;
+// Statistics of a made-up corpus of 10 documents.
+ragpp::TermStatistics stats10() {
+    static const std::map<std::string, std::size_t, std::less<>> df{
+        {"notice", 2}, {"period", 4}, {"mx200", 1}, {"mx", 3}, {"200", 2}, {"contract", 5}, {"the", 10}, {"of", 9}};
+    return {10, [](std::string_view t) {
+                const auto it = df.find(t);
+                return it == df.end() ? std::size_t{0} : it->second;
+            }};
 }
+// Lucene's idf, written out.
+double idf(double n, double df) { return std::log(1 + (n - df + 0.5) / (df + 0.5)); }
+ragpp::Document doc(std::string id, std::string text) { return {std::move(id), std::move(text), {}}; }
 }  // namespace
 
-TEST_CASE("confidence_signals and confidence, by hand", "[abstain]") {
-    // Reranked: top has reranker 0.8, fused 1/61 + 1/63 (bm25 #1, vector #3); the next fused 1/62 + 1/61.
-    const double f1 = 1.0 / 61 + 1.0 / 63, f2 = 1.0 / 62 + 1.0 / 61;
-    const std::vector<Result> rs{result(f2 > f1 ? f2 : f1, {1, 3}, 0.8), result(f2 > f1 ? f1 : f2, {2, 1}, 0.5)};
-    const auto s = ragpp::confidence_signals(rs);
-    REQUIRE(s.reranker);
-    CHECK(*s.reranker == 0.8);
-    const double hi = std::max(f1, f2), lo = std::min(f1, f2);
-    CHECK(s.margin == Approx((hi - lo) / hi / 0.05));
-    CHECK(s.agreement == Approx((1.0 + 1.0 / 3) / 2));
-    CHECK(ragpp::confidence(s) == Approx((2 * 0.8 + s.margin + s.agreement) / 4));
-    // Not reranked: the reranker's term is left out.
-    const std::vector<Result> plain{result(0.04, {1, std::nullopt}), result(0.03, {2, 1})};
-    const auto p = ragpp::confidence_signals(plain);
-    CHECK_FALSE(p.reranker);
-    CHECK(p.margin == 1.0);                  // gap 0.25 / 0.05 capped at 1
-    CHECK(p.agreement == Approx(0.5));       // bm25 #1, absent from the vector list
-    CHECK(ragpp::confidence(p) == Approx(0.75));
-    // One list only (the other index not queried): agreement over the list used.
-    const std::vector<Result> single{result(0.5, {2, std::nullopt})};
-    CHECK(ragpp::confidence_signals(single).agreement == Approx(0.5));
-    CHECK(ragpp::confidence_signals(single).margin == 1.0);
-    // Nothing found: confidence 0.
-    CHECK(ragpp::confidence(ragpp::confidence_signals(std::vector<Result>{})) == 0.0);
-    // Reranker scores outside [0, 1] are clamped.
-    CHECK(*ragpp::confidence_signals(std::vector<Result>{result(0.1, {1}, 3.0)}).reranker == 1.0);
+TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknown words at the highest idf", "[abstain]") {
+    const ragpp::StandardAnalyzer an;
+    const auto d1 = doc("a", "The notice period of the MX-200 contract");
+    const auto d2 = doc("b", "MX series period");
+    const ragpp::Document* ps[] = {&d1, &d2};
+    const auto r = ragpp::query_coverage(an, "the notice period of MX-200 in Peru?", ps, stats10());
+    // Units: the (idf(10,10)), notice, period, of, MX-200 (key mx200, parts mx 200), in (unknown), Peru (unknown).
+    REQUIRE(r.units.size() == 7);
+    CHECK(r.units[4].compound);
+    CHECK(r.units[4].key == "mx200");
+    CHECK(r.units[4].parts == std::vector<std::string>{"mx", "200"});
+    CHECK(r.units[4].word == "MX-200");
+    CHECK(r.units[6].word == "Peru");
+    const double p = 1.5;
+    const double w_the = std::pow(idf(10, 10), p), w_of = std::pow(idf(10, 9), p), w_n = std::pow(idf(10, 2), p),
+                 w_p = std::pow(idf(10, 4), p), w_top = std::pow(idf(10, 1), p);
+    CHECK(r.units[1].weight == Approx(w_n));
+    CHECK(r.units[5].weight == Approx(w_top));  // "in": not in the corpus, counted at df = 1
+    const double total = w_the + w_n + w_p + w_of + 3 * w_top;
+    // d1 covers the, notice, period, of, mx200; not in, Peru.
+    const double c1 = (w_the + w_n + w_p + w_of + w_top) / total;
+    // d2 covers period; MX-200's parts: mx (idf(10,3)) present, 200 (idf(10,2)) absent, credit 0.5.
+    const double c2 = (w_p + 0.5 * w_top * idf(10, 3) / (idf(10, 3) + idf(10, 2))) / total;
+    REQUIRE(r.passages.size() == 2);
+    CHECK(r.passages[0] == Approx(c1));
+    CHECK(r.passages[1] == Approx(c2));
+    CHECK(r.score == Approx(0.7 * c1 + 0.15 * c2));  // the third passage is missing: 0
+    // Missing from d1, the words that matter: both unknown (equal weight, question order).
+    CHECK(r.missing == std::vector<std::string>{"in", "Peru"});
+    CHECK(r.unknown == std::vector<std::string>{"in", "Peru"});
+
+    // A made-up identifier whose parts occur: half credit at most, never "covered".
+    const auto d3 = doc("c", "mx 200 notice");
+    const ragpp::Document* one[] = {&d3};
+    const auto m = ragpp::query_coverage(an, "MX-200 notice", one, stats10());
+    CHECK(m.passages[0] == Approx((0.5 * w_top + w_n) / (w_top + w_n)));
+    CHECK(m.missing == std::vector<std::string>{"MX-200"});
+    // The joined form as written covers it fully.
+    const auto d4 = doc("d", "mx200 notice");
+    const ragpp::Document* four[] = {&d4};
+    CHECK(ragpp::query_coverage(an, "MX-200 notice", four, stats10()).passages[0] == Approx(1.0));
+    // Common words are not listed as missing (the: idf(10,10)^1.5 < a quarter of w_top).
+    const auto d5 = doc("e", "notice");
+    const ragpp::Document* five[] = {&d5};
+    CHECK(ragpp::query_coverage(an, "the notice period", five, stats10()).missing == std::vector<std::string>{"period"});
+    // The fields BM25 scores count: a chunk whose title names the identifier covers it.
+    ragpp::Document titled{"policy/CMP0077.rst:1", "option honors normal variables",
+                           {{"source", std::string("policy/CMP0077.rst")}, {"title", std::string("CMP0077")}}};
+    const ragpp::Document* t[] = {&titled};
+    const ragpp::TermStatistics s2{5, [](std::string_view) { return std::size_t{1}; }};
+    CHECK(ragpp::query_coverage(an, "CMP0077", t, s2).score == Approx(0.7));
+    // No passage: 0, nothing missing; no question word: 0.
+    CHECK(ragpp::query_coverage(an, "notice", {}, stats10()).score == 0.0);
+    CHECK(ragpp::query_coverage(an, "notice", {}, stats10()).missing.empty());
+    CHECK(ragpp::query_coverage(an, "?!", one, stats10()).score == 0.0);
+    // Options are checked.
+    ragpp::CoverageOptions bad;
+    bad.passage_weights = {0.5, 0.2};
+    CHECK_THROWS_AS(ragpp::query_coverage(an, "x", one, stats10(), bad), ragpp::InvalidArgument);
+}
+
+TEST_CASE("confidence: coverage alone, or with a cross-encoder's calibrated score", "[abstain]") {
+    ragpp::ConfidenceSignals s;
+    s.coverage = 0.6;
+    s.results = 3;
+    CHECK(ragpp::confidence(s) == 0.6);
+    s.reranker = ragpp::calibrated_logit(2.0);
+    CHECK(*s.reranker == Approx(1 / (1 + std::exp(-2.0))));
+    CHECK(ragpp::confidence(s) == Approx((0.6 + 1 / (1 + std::exp(-2.0))) / 2));
+    s.results = 0;
+    CHECK(ragpp::confidence(s) == 0.0);
+    CHECK_THROWS_AS(ragpp::confidence(s, {-1, 1}), ragpp::InvalidArgument);
+}
+
+TEST_CASE("auroc against the count over every pair", "[abstain]") {
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 50; ++trial) {
+        std::vector<double> c;
+        std::vector<bool> a;
+        const int n = 2 + static_cast<int>(rng() % 40);
+        for (int i = 0; i < n; ++i) {
+            c.push_back(static_cast<double>(rng() % 6) / 5);  // many ties
+            a.push_back(rng() % 3 != 0);
+        }
+        double u = 0, pairs = 0;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                if (a[i] && !a[j]) {
+                    pairs += 1;
+                    u += c[i] > c[j] ? 1 : c[i] == c[j] ? 0.5 : 0;
+                }
+        const auto got = ragpp::auroc(c, a);
+        if (pairs == 0) {
+            CHECK_FALSE(got);
+        } else {
+            REQUIRE(got);
+            CHECK(*got == Approx(u / pairs));
+        }
+    }
+    CHECK(*ragpp::auroc(std::vector<double>{0.9, 0.1}, std::vector<bool>{true, false}) == 1.0);
+    CHECK_THROWS_AS(ragpp::auroc(std::vector<double>{0.9}, std::vector<bool>{true, false}), ragpp::InvalidArgument);
 }
 
 TEST_CASE("calibrate: shares kept and refused, precision, suggested threshold", "[abstain]") {
@@ -88,4 +170,54 @@ TEST_CASE("calibrate: shares kept and refused, precision, suggested threshold", 
     CHECK_THROWS_AS(ragpp::calibrate(conf, ans, 0.0), ragpp::InvalidArgument);
     const std::vector<double> nan{std::nan(""), 0.1, 0.1, 0.1, 0.1, 0.1};
     CHECK_THROWS_AS(ragpp::calibrate(nan, ans), ragpp::InvalidArgument);
+}
+
+TEST_CASE("answer: passages after the floor, the decision, evidence or reasons", "[abstain][answer]") {
+    const ragpp::StandardAnalyzer an;
+    auto result = [](std::string id, std::string text, std::optional<double> reranker = {}) {
+        ragpp::Result r;
+        r.document = std::make_shared<const ragpp::Document>(doc(std::move(id), std::move(text)));
+        r.score = 1.0;
+        if (reranker) r.rerank = ragpp::RerankTrace{1, 1.0, *reranker, 1};
+        return r;
+    };
+    // The floor applies to reranked lists only, and keeps the first passage.
+    std::vector<ragpp::Result> reranked{result("a", "x", 0.9), result("b", "y", 0.5), result("c", "z", 0.3)};
+    CHECK(ragpp::answer_passages(reranked, 5, 0.5).size() == 2);
+    CHECK(ragpp::answer_passages(reranked, 1, 0.5).size() == 1);
+    CHECK(ragpp::answer_passages(reranked, 5, 0.0).size() == 3);
+    std::vector<ragpp::Result> plain{result("a", "x"), result("b", "y"), result("c", "z")};
+    CHECK(ragpp::answer_passages(plain, 5, 1.0).size() == 3);
+
+    // Answered: the notice period is covered by the first passage.
+    std::vector<ragpp::Result> ranked{result("contract.md:3", "The notice period of the MX-200 contract is three months."),
+                                      result("other.md:1", "The contract of 2020.")};
+    ragpp::AnswerOptions o;
+    o.evidence.nonce_mode = ragpp::NonceMode::content_hash;
+    const auto yes = ragpp::answer("notice period of MX-200", ranked, an, stats10(), o);
+    CHECK(yes.answered);
+    CHECK(yes.confidence == Approx(yes.coverage.score));
+    CHECK(yes.confidence >= ragpp::default_min_confidence);
+    REQUIRE(yes.evidence);
+    CHECK(yes.evidence->sources.size() == 2);
+    CHECK(yes.reasons.empty());
+    // Refused: the identifier is not in the corpus and the best passage lacks it.
+    const auto no = ragpp::answer("price of the MX-900", ranked, an, stats10(), o);
+    CHECK_FALSE(no.answered);
+    CHECK_FALSE(no.evidence);
+    REQUIRE(no.reasons.size() == 2);
+    CHECK(no.reasons[0] == "2 question words occur in no passage of the index: MX-900, price");
+    CHECK(no.reasons[1].find("the passages cover") == 0);
+    // Nothing found.
+    const auto none = ragpp::answer("notice", {}, an, stats10(), o);
+    CHECK_FALSE(none.answered);
+    CHECK(none.confidence == 0.0);
+    CHECK(none.reasons == std::vector<std::string>{"no passage of the index matches the question"});
+    // A cross-encoder's logit joins the confidence.
+    std::vector<ragpp::Result> ce{result("contract.md:3", "The notice period of the MX-200 contract.", -3.0)};
+    const auto c = ragpp::answer("notice period of MX-200", ce, an, stats10(), o, true);
+    REQUIRE(c.signals.reranker);
+    CHECK(c.confidence == Approx((c.coverage.score + 1 / (1 + std::exp(3.0))) / 2));
+    o.passages = 0;
+    CHECK_THROWS_AS(ragpp::answer("x", ranked, an, stats10(), o), ragpp::InvalidArgument);
 }

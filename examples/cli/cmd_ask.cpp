@@ -4,7 +4,7 @@
 #include "cli.hpp"
 #include "engine.hpp"
 
-#include <ragpp/answer/abstain.hpp>
+#include <ragpp/answer/answer.hpp>
 #include <ragpp/answer/evidence.hpp>
 #include <ragpp/detail/file.hpp>
 
@@ -18,22 +18,17 @@
 
 namespace {
 
+// The default threshold as the help text shows it (ragpp::default_min_confidence).
+const std::string ragpp_default_min_confidence = [] {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%g", ragpp::default_min_confidence);
+    return std::string(buf);
+}();
+
 std::string fmt(double v, const char* f = "%.3f") {
     char buf[32];
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
-}
-
-/// "bm25 #1, vector absent" for a result's trace (only the lists the mode used).
-std::string ranks_of(const ragpp::Result& r, cli::Mode mode) {
-    const char* names[] = {"bm25", "vector"};
-    std::string out;
-    for (std::size_t i = 0; i < r.trace.size(); ++i) {
-        if ((mode == cli::Mode::bm25 && i == 1) || (mode == cli::Mode::vector && i == 0)) continue;
-        out += std::string(out.empty() ? "" : ", ") + names[i] +
-               (r.trace[i].rank ? " #" + std::to_string(*r.trace[i].rank) : std::string(" absent"));
-    }
-    return out;
 }
 
 int run_ask(cli::ArgParser& p) {
@@ -44,12 +39,15 @@ int run_ask(cli::ArgParser& p) {
     const std::string reranker = p.get("rerank");
     cli::check_reranker(reranker);
     const std::string question = p.get("QUESTION");
+
+    ragpp::AnswerOptions ao;
     const std::size_t passages = p.count("passages");
     if (passages == 0) throw cli::UsageError("--passages must be >= 1");
-    const double min_confidence = p.number("min-confidence");
-    if (!(min_confidence >= 0 && min_confidence <= 1)) throw cli::UsageError("--min-confidence must be in [0, 1]");
-
-    ragpp::EvidenceOptions eo;
+    ao.min_confidence = p.number("min-confidence");
+    if (!(ao.min_confidence >= 0 && ao.min_confidence <= 1)) throw cli::UsageError("--min-confidence must be in [0, 1]");
+    ao.relative_floor = p.number("relative-floor");
+    if (!(ao.relative_floor >= 0 && ao.relative_floor <= 1)) throw cli::UsageError("--relative-floor must be in [0, 1]");
+    auto& eo = ao.evidence;
     eo.token_budget = p.count("budget");
     if (eo.token_budget == 0) throw cli::UsageError("--budget must be >= 1");
     eo.neighbour_radius = p.count("neighbours");
@@ -70,76 +68,46 @@ int run_ask(cli::ArgParser& p) {
     q.principal = cli::principal(p);
     q.reranker = reranker;
     q.check_sources = cli::check_sources(p);
-    auto found = engine.search(question, q);
-    cli::warn_stale(found);
-    auto results = std::move(found.results);
-    // Reranked: passages scoring below `relative-floor` times the best one are not evidence.
-    const double floor = p.number("relative-floor");
-    if (!(floor >= 0 && floor <= 1)) throw cli::UsageError("--relative-floor must be in [0, 1]");
-    if (!results.empty() && results.front().rerank) {
-        const double cut = floor * results.front().rerank->reranker_score;
-        std::size_t keep = 1;
-        while (keep < results.size() && results[keep].rerank && results[keep].rerank->reranker_score >= cut) ++keep;
-        results.resize(keep);
-    }
-    const auto signals = ragpp::confidence_signals(results);
-    const double conf = ragpp::confidence(signals);
-    const bool answered = !results.empty() && conf >= min_confidence;
+    // The decision is the library's (ragpp::Engine::answer); this prints it.
+    const auto a = engine.answer(question, q, ao);
+    cli::warn_stale(a.stale_sources);
 
-    nlohmann::json j{{"question", question}, {"answered", answered}, {"confidence", conf},
-                     {"min_confidence", min_confidence}, {"reranker", reranker}, {"mode", cli::mode_name(mode)}};
+    nlohmann::json j{{"question", question},         {"answered", a.answered}, {"confidence", a.confidence},
+                     {"min_confidence", a.min_confidence}, {"reranker", reranker}, {"mode", cli::mode_name(mode)}};
     const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());
     j["vector_list_used"] = note.empty();
     if (!note.empty()) {
         j["vector_list_note"] = note;
         if (!p.has("json")) std::fprintf(stderr, "note: %s\n", note.c_str());  // stdout is the evidence, for the model
     }
-    j["signals"] = {{"reranker", signals.reranker ? nlohmann::json(*signals.reranker) : nlohmann::json(nullptr)},
-                    {"margin", signals.margin},
-                    {"agreement", signals.agreement},
-                    {"results", signals.results}};
+    j["signals"] = {{"coverage", a.signals.coverage},
+                    {"passage_coverage", a.coverage.passages},
+                    {"reranker", a.signals.reranker ? nlohmann::json(*a.signals.reranker) : nlohmann::json(nullptr)},
+                    {"passages", a.signals.results}};
+    j["missing"] = a.coverage.missing;
+    j["unknown"] = a.coverage.unknown;
+    if (!a.stale_sources.empty()) j["stale_sources"] = a.stale_sources;
 
-    if (!answered) {
-        // Why: the best passage and the signals that kept the confidence low.
-        std::vector<std::string> reasons;
-        std::string best;
-        if (results.empty()) {
-            reasons.push_back("no passage of the index matches the question");
-        } else {
-            const auto& top = results.front();
-            best = cli::citation(*top.document);
-            const auto b = engine.explain(question, *top.document);
-            if (!b.missing.empty()) {
-                std::string words;
-                for (const auto& w : b.missing) words += (words.empty() ? "" : ", ") + w;
-                reasons.push_back(std::to_string(b.missing.size()) + " of " + std::to_string(b.words) +
-                                  " question words do not occur in it: " + words);
-            }
-            if (signals.reranker && *signals.reranker < 0.5)
-                reasons.push_back("the " + reranker + " reranker scores it " + fmt(*signals.reranker) + " of 1");
-            if (signals.agreement < 1.0)
-                reasons.push_back("the indexes do not agree on it (" + ranks_of(top, mode) + ")");
-            if (signals.margin < 0.5)
-                reasons.push_back("it barely leads the next passage (fused margin signal " + fmt(signals.margin) + ")");
-            if (reasons.empty()) reasons.push_back("the combined signals stay below the threshold");
-        }
-        j["best"] = results.empty() ? nlohmann::json(nullptr)
-                                    : nlohmann::json{{"id", results.front().document->id}, {"citation", best}};
-        j["reasons"] = reasons;
+    if (!a.answered) {
+        const std::string best = a.passages.empty() ? std::string() : cli::citation(*a.passages.front().document);
+        j["best"] = a.passages.empty()
+                        ? nlohmann::json(nullptr)
+                        : nlohmann::json{{"id", a.passages.front().document->id}, {"citation", best}};
+        j["reasons"] = a.reasons;
         if (p.has("json")) {
             std::cout << j.dump(2) << "\n";
             return 0;
         }
         std::printf("No answer: the index holds no passage that answers this question well enough (confidence %s < "
                     "%s).\n",
-                    fmt(conf).c_str(), fmt(min_confidence).c_str());
+                    fmt(a.confidence).c_str(), fmt(a.min_confidence).c_str());
         if (!best.empty()) std::printf("Best passage found: %s\n", best.c_str());
         std::printf("Why it was not enough:\n");
-        for (const auto& r : reasons) std::printf("  - %s\n", r.c_str());
+        for (const auto& r : a.reasons) std::printf("  - %s\n", r.c_str());
         return 0;
     }
 
-    const auto ev = ragpp::EvidenceBuilder(eo).build(question, results, engine.neighbours());
+    const auto& ev = *a.evidence;
     if (p.has("json")) {
         nlohmann::json sources = nlohmann::json::array();
         for (const auto& s : ev.sources)
@@ -150,7 +118,11 @@ int run_ask(cli::ArgParser& p) {
                                {"tokens", s.tokens},
                                {"truncated", s.truncated},
                                {"stale", std::any_of(ev.flags.begin(), ev.flags.end(),
-                                                     [&](const auto& f) { return f.field == "stale" && f.sources[0] == s.number; })},
+                                                     [&](const auto& f) {
+                                                         return f.field == "stale" &&
+                                                                std::find(f.sources.begin(), f.sources.end(), s.number) !=
+                                                                    f.sources.end();
+                                                     })},
                                {"text", s.text}});
         nlohmann::json flags = nlohmann::json::array();
         for (const auto& f : ev.flags)
@@ -162,8 +134,8 @@ int run_ask(cli::ArgParser& p) {
         return 0;
     }
     std::printf("%s", ev.render().c_str());
-    std::fprintf(stderr, "confidence %s (threshold %s), %zu sources, %zu tokens\n", fmt(conf).c_str(),
-                 fmt(min_confidence).c_str(), ev.sources.size(), ev.tokens);
+    std::fprintf(stderr, "confidence %s (threshold %s), %zu sources, %zu tokens\n", fmt(a.confidence).c_str(),
+                 fmt(a.min_confidence).c_str(), ev.sources.size(), ev.tokens);
     return 0;
 }
 
@@ -172,10 +144,13 @@ const cli::Register reg{{"ask", "the evidence block for a question (numbered, ci
                              p.positional("DIR", "an index folder written by ragpp index")
                                  .positional("QUESTION", "the question")
                                  .option("min-confidence", "X",
-                                         "refuse below this confidence in [0, 1]; calibrate it with ragpp eval on "
-                                         "questions with unanswerable ones",
-                                         "0.45")
-                                 .option("rerank", "R", "none, proximity or softmatch", "proximity")
+                                         "refuse below this confidence in [0, 1] (the query coverage of the passages, "
+                                         "docs/abstention.md); ragpp eval suggests one for your questions",
+                                         ragpp_default_min_confidence)
+                                 .option("rerank", "R",
+                                         "none, proximity, softmatch or cross-encoder:DIR (without a cross-encoder, "
+                                         "reranking does not beat the first stage: docs/reranking.md)",
+                                         "none")
                                  .option("mode", "M",
                                          "bm25, vector or hybrid [default: bm25 with the built-in hashing embedder, "
                                          "hybrid with a semantic one]",

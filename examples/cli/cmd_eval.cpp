@@ -140,6 +140,8 @@ int run_eval(cli::ArgParser& p) {
             modes.push_back(m);
             mode_rerankers.push_back(r);
         }
+    const double relative_floor = p.number("relative-floor");
+    if (!(relative_floor >= 0 && relative_floor <= 1)) throw cli::UsageError("--relative-floor must be in [0, 1]");
     const double target = p.number("target-precision");
     if (!(target > 0 && target <= 1)) throw cli::UsageError("--target-precision must be in (0, 1]");
 
@@ -238,8 +240,17 @@ int run_eval(cli::ArgParser& p) {
         for (const auto& r : reports)
             if (r.name() == name) throw cli::UsageError("--mode: pipeline '" + name + "' given twice");
         file_names.push_back(file);
-        reports.push_back(engine.evaluate(questions, m, name, progress, principal, mode_rerankers[i], &confidences[i],
-                                          modes[i].weights));
+        ragpp::EvaluationOptions eo;
+        eo.mode = m;
+        eo.name = name;
+        eo.principal = principal;
+        eo.reranker = mode_rerankers[i];
+        eo.weights = modes[i].weights;
+        eo.depth = std::max(config.candidates, ks.back());
+        eo.answer.passages = miss_k;
+        eo.answer.relative_floor = relative_floor;
+        reports.push_back(engine.evaluate(questions, eo, progress));
+        for (const auto& o : reports.back().outcomes()) confidences[i].push_back(o.confidence.value_or(0.0));
         find_answers_in(reports.back());
     }
 
@@ -352,8 +363,11 @@ int run_eval(cli::ArgParser& p) {
                         questions.size() - unanswerable, unanswerable);
             for (std::size_t i = 0; i < reports.size(); ++i) {
                 const auto c = ragpp::calibrate(confidences[i], answerable, target,
-                                                {0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9});
+                                                {0.0, 0.1, 0.2, 0.3, ragpp::default_min_confidence, 0.4, 0.5, 0.6, 0.7,
+                                                 0.8, 0.9});
                 std::printf("\n%s:\n%s", reports[i].name().c_str(), ragpp::format_calibration(c).c_str());
+                if (const auto a = ragpp::auroc(confidences[i], answerable))
+                    std::printf("AUROC (answerable vs unanswerable): %.3f\n", *a);
             }
         }
 
@@ -396,8 +410,14 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                            "compare (each mode runs once per value) [default: none]")
                                  .option("target-precision", "P",
                                          "abstention: the precision the suggested threshold must reach", "0.9")
+                                 .option("relative-floor", "X",
+                                         "as ragpp ask: with a reranker, passages scoring below X times the best one's "
+                                         "are not read by the confidence",
+                                         "0.5")
                                  .option("k", "K1,K2,...", "cut-offs of the metrics", "1,3,5,10,20")
-                                 .option("passages", "N", "k at which a question is ok or a miss (the passages the model reads)",
+                                 .option("passages", "N",
+                                         "k at which a question is ok or a miss, and the passages the confidence reads "
+                                         "(as ragpp ask --passages)",
                                          "5")
                                  .flag("json", "print everything as JSON on stdout instead of the text report")
                                  .option("json-out", "FILE", "write everything as JSON to FILE (beside the text report)")

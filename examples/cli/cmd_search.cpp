@@ -43,7 +43,7 @@ int run_search(cli::ArgParser& p) {
     q.reranker = reranker;
     q.check_sources = cli::check_sources(p);
     const auto found = engine.search(p.get("QUERY"), q);
-    cli::warn_stale(found);
+    cli::warn_stale(found.stale_sources);
     const auto& results = found.results;
     const char* names[] = {"bm25", "vector"};
     const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());

@@ -282,8 +282,8 @@ void print_notes(const std::vector<std::string>& notes) {
     for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
 }
 
-void warn_stale(const ragpp::EngineResults& r) {
-    for (const auto& s : r.stale_sources)
+void warn_stale(const std::vector<std::string>& stale_sources) {
+    for (const auto& s : stale_sources)
         std::fprintf(stderr, "warning: '%s' changed after it was indexed: its passages may be outdated (run ragpp index "
                              "again)\n", s.c_str());
 }
@@ -337,20 +337,22 @@ ragpp::EngineResults Engine::search(const std::string& query, const ragpp::Engin
     }
 }
 
-ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
-                                       bool progress, const ragpp::Principal& principal, const std::string& reranker,
-                                       std::vector<double>* confidences, const std::vector<double>& weights) const {
-    check_reranker(reranker);
-    Progress bar("evaluating " + name, questions.size(), progress);
-    auto report =
-        impl_->engine.evaluate(questions, mode, name, principal, reranker, confidences, weights, [&] { bar.tick(); });
+ragpp::EngineAnswer Engine::answer(const std::string& question, const ragpp::EngineQuery& q,
+                                   const ragpp::AnswerOptions& options) const {
+    return impl_->engine.answer(question, q, options);
+}
+
+ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, ragpp::EvaluationOptions options,
+                                       bool progress) const {
+    check_reranker(options.reranker);
+    Progress bar("evaluating " + (options.name.empty() ? mode_name(options.mode) : options.name), questions.size(),
+                 progress);
+    options.tick = [&] { bar.tick(); };
+    auto report = impl_->engine.evaluate(questions, options);
     bar.finish();
     return report;
 }
 
-ragpp::ProximityBreakdown Engine::explain(const std::string& question, const ragpp::Document& doc) const {
-    return impl_->engine.explain(question, doc);
-}
 ragpp::NeighbourFn Engine::neighbours() const { return impl_->engine.neighbours(); }
 void Engine::for_each_chunk(const std::function<void(const ragpp::Document&)>& f) const {
     impl_->engine.for_each_chunk(f);

@@ -10,7 +10,6 @@
 #include <ragpp/core/types.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/engine/config.hpp>
-#include <ragpp/rerank/proximity.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/question.hpp>
 
@@ -58,7 +57,7 @@ void declare_corpus_options(ArgParser& p);
 ragpp::CorpusOptions corpus_options(const ArgParser& p);
 /// The scan's notes and one warning per stale source, on stderr.
 void print_notes(const std::vector<std::string>& notes);
-void warn_stale(const ragpp::EngineResults& r);
+void warn_stale(const std::vector<std::string>& stale_sources);
 
 Mode parse_mode(const std::string& name);
 /// The pipeline without --mode (ragpp::default_search_mode).
@@ -100,13 +99,12 @@ public:
     /// ragpp::Engine::sync with a progress bar and the scan's notes.
     ragpp::SyncCounts sync(const std::filesystem::path& corpus, const ragpp::CorpusOptions& options, bool progress);
     [[nodiscard]] ragpp::EngineResults search(const std::string& query, const ragpp::EngineQuery& q) const;
+    /// ragpp::Engine::answer: the decision ragpp ask prints.
+    [[nodiscard]] ragpp::EngineAnswer answer(const std::string& question, const ragpp::EngineQuery& q,
+                                             const ragpp::AnswerOptions& options) const;
     /// ragpp::Engine::evaluate with a progress bar.
-    [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, Mode mode, const std::string& name,
-                                                 bool progress, const ragpp::Principal& principal,
-                                                 const std::string& reranker = "none",
-                                                 std::vector<double>* confidences = nullptr,
-                                                 const std::vector<double>& weights = {}) const;
-    [[nodiscard]] ragpp::ProximityBreakdown explain(const std::string& question, const ragpp::Document& doc) const;
+    [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, ragpp::EvaluationOptions options,
+                                                 bool progress) const;
     [[nodiscard]] ragpp::NeighbourFn neighbours() const;
     /// Calls f(chunk) for every chunk of the index, in DocId order.
     void for_each_chunk(const std::function<void(const ragpp::Document&)>& f) const;

@@ -1,5 +1,5 @@
 // ragpp: the light half of engine/engine.hpp: EngineConfig, SearchMode, EngineQuery,
-// EngineResults, SyncCounts. A translation unit that only fills these in (a command-line
+// EngineResults, EngineAnswer, EvaluationOptions, SyncCounts. A translation unit that only fills these in (a command-line
 // front end, say) does not pay for the indexes and embedders engine.hpp instantiates.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ragpp/answer/answer.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/filter/access.hpp>
@@ -90,6 +91,33 @@ struct EngineResults {
     /// Sources of returned chunks that changed since indexing, and deleted sources whose
     /// chunks were excluded (paths, sorted).
     std::vector<std::string> stale_sources, deleted_sources;
+};
+
+/// What Engine::answer decided (answer/answer.hpp's Answer), and the sources it checked.
+struct EngineAnswer : Answer {
+    /// Sources of the passages that changed since indexing, and deleted sources whose
+    /// chunks were excluded (paths, sorted).
+    std::vector<std::string> stale_sources, deleted_sources;
+};
+
+/// One pipeline of Engine::evaluate: the retrieval of an EngineQuery (mode, principal,
+/// reranker; no filter, sources not checked) and the answer stage of `answer`.
+struct EvaluationOptions {
+    SearchMode mode = SearchMode::bm25;
+    /// The report's name (empty: the mode's name).
+    std::string name;
+    Principal principal;
+    std::string reranker = "none";
+    /// Hybrid fusion weights of this pipeline (empty: EngineConfig::weights).
+    std::vector<double> weights;
+    /// Ranking depth evaluated (0: EngineConfig::candidates). Up to candidates, the first
+    /// answer.passages entries are exactly what Engine::answer reads.
+    std::size_t depth = 0;
+    /// The answer stage whose confidence is computed per question (passages, floor,
+    /// coverage and confidence options; the evidence is not built).
+    AnswerOptions answer;
+    /// Called after each question.
+    std::function<void()> tick;
 };
 
 /// What sync() did, in sources (files) and chunks.

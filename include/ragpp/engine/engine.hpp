@@ -84,6 +84,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ragpp/answer/abstain.hpp>
+#include <ragpp/answer/answer.hpp>
 #include <ragpp/answer/evidence.hpp>
 #include <ragpp/chunk/chunker.hpp>
 #include <ragpp/core/error.hpp>
@@ -384,60 +385,85 @@ public:
         return out;
     }
 
-    /// Every question through one pipeline: the whole candidate list is evaluated, as
-    /// `principal` sees the collection; stages are analysis, bm25, embedding, vector,
-    /// fusion (and rerank). `confidences`, when given, receives each question's
-    /// abstention confidence (answer/abstain.hpp); `weights` override hybrid's.
-    /// Sources are not checked (an evaluation measures the index as built).
-    [[nodiscard]] PipelineReport evaluate(const QuestionSet& questions, SearchMode mode, const std::string& name,
-                                          const Principal& principal = {}, const std::string& reranker = "none",
-                                          std::vector<double>* confidences = nullptr,
-                                          const std::vector<double>& weights = {},
-                                          const std::function<void()>& tick = {}) const {
-        using detail::engine::Clock;
+    /// The answer stage on this engine (answer/answer.hpp): search(question, q) ranks
+    /// q.k passages (the mode, filter, principal, reranker and source checks of q), then
+    /// `options` decides: the passages after the floor, the confidence (query coverage
+    /// with the statistics of the index, and a cross-encoder's calibrated score when
+    /// q.reranker is one), then the evidence block or the reasons to refuse. What
+    /// `ragpp ask` prints. options.passages is replaced by q.k.
+    [[nodiscard]] EngineAnswer answer(std::string_view question, const EngineQuery& q,
+                                      AnswerOptions options = {}) const {
+        options.passages = q.k;
+        options.validate();
+        auto found = search(question, q);
+        EngineAnswer out;
+        static_cast<Answer&>(out) =
+            ragpp::answer(question, std::move(found.results), impl_->docs->retriever().index<0>().analyzer(),
+                          impl_->term_statistics(), options, q.reranker.starts_with("cross-encoder:"), neighbours());
+        out.stale_sources = std::move(found.stale_sources);
+        out.deleted_sources = std::move(found.deleted_sources);
+        return out;
+    }
+
+    /// Every question through one pipeline, as options.principal sees the collection:
+    /// the ranking of search and answer (options.depth entries), with stages analysis,
+    /// bm25, embedding, vector, fusion (and rerank); each question's outcome carries the
+    /// confidence Engine::answer computes for it (the same passages, floor and
+    /// function: the threshold eval suggests is ask's). Sources are not checked (an
+    /// evaluation measures the index as built).
+    [[nodiscard]] PipelineReport evaluate(const QuestionSet& questions, const EvaluationOptions& options) const {
         const auto& im = *impl_;
-        check_reranker_name(reranker);
-        if (confidences) confidences->clear();
-        auto o = im.options(mode);
-        if (mode == SearchMode::hybrid && !weights.empty()) o.weights = weights;
-        o.allowed = std::make_shared<const DocSet>(im.docs->allowed(Filter::all(), principal));
-        const std::size_t all = im.config.candidates * 2;
-        return ragpp::evaluate(
-            name, questions,
+        check_reranker_name(options.reranker);
+        options.answer.validate();
+        auto o = im.options(options.mode);
+        if (options.mode == SearchMode::hybrid && !options.weights.empty()) o.weights = options.weights;
+        o.allowed = std::make_shared<const DocSet>(im.docs->allowed(Filter::all(), options.principal));
+        const std::size_t depth = std::max(options.depth ? options.depth : im.config.candidates, options.answer.passages);
+        const auto stats = im.term_statistics();
+        const auto& analyzer = im.docs->retriever().index<0>().analyzer();
+        const bool cross = options.reranker.starts_with("cross-encoder:");
+        std::vector<double> confidences;
+        confidences.reserve(questions.size());
+        auto report = ragpp::evaluate(
+            options.name.empty() ? search_mode_name(options.mode) : options.name, questions,
             [&](std::string_view q, StageTimes& times) {
                 detail::engine::analysis_seconds = 0;
                 detail::engine::embedding_seconds = 0;
                 SearchTimings t;
-                auto results = im.docs->retriever().search(q, all, o, t);
-                const auto tc = Clock::now();
-                const std::size_t listed = results.size();
-                results = cap_per_source(std::move(results), im.config.per_source, listed);
-                const double capping = std::chrono::duration<double>(Clock::now() - tc).count();
-                if (mode != SearchMode::vector) {
+                StageTimes rerank;
+                auto results = im.run(q, depth, o, options.reranker, &t, &rerank);
+                if (options.mode != SearchMode::vector) {
                     times.emplace_back("analysis", detail::engine::analysis_seconds);
                     times.emplace_back("bm25", t.index_seconds[0] - detail::engine::analysis_seconds);
                 }
-                if (mode != SearchMode::bm25) {
+                if (options.mode != SearchMode::bm25) {
                     times.emplace_back("embedding", detail::engine::embedding_seconds);
                     times.emplace_back("vector", t.index_seconds[1] - detail::engine::embedding_seconds);
                 }
-                times.emplace_back("fusion", t.fusion_seconds + capping);
-                if (reranker != "none") {
-                    const auto t0 = Clock::now();
-                    const std::size_t n = results.size();
-                    results = im.rerank(reranker, q, std::move(results), n);
-                    times.emplace_back("rerank", std::chrono::duration<double>(Clock::now() - t0).count());
-                }
-                if (confidences) confidences->push_back(confidence(confidence_signals(results)));
+                times.emplace_back("fusion", t.fusion_seconds);
+                for (auto& st : rerank) times.push_back(std::move(st));
+                const auto passages = answer_passages(
+                    std::vector<Result>(results.begin(),
+                                        results.begin() + static_cast<std::ptrdiff_t>(
+                                                              std::min(results.size(), options.answer.passages))),
+                    options.answer.passages, options.answer.relative_floor);
+                confidences.push_back(
+                    confidence(answer_signals(analyzer, q, passages, stats, options.answer.coverage, cross).first,
+                               options.answer.confidence));
                 std::vector<Retrieved> out;
                 out.reserve(results.size());
                 for (const auto& r : results) out.push_back({r.document->id, r.score});
                 return out;
             },
             [&](std::size_t, std::size_t) {
-                if (tick) tick();
+                if (options.tick) options.tick();
             });
+        report.set_confidences(confidences);
+        return report;
     }
+
+    /// The corpus statistics the confidence reads (answer/abstain.hpp's TermStatistics).
+    [[nodiscard]] TermStatistics term_statistics() const { return impl_->term_statistics(); }
 
     /// Which words of `question` occur in `doc` (the proximity reranker's breakdown).
     [[nodiscard]] ProximityBreakdown explain(std::string_view question, const Document& doc) const {
@@ -750,20 +776,45 @@ private:
             return fused;
         }
 
-        /// Search with `o` (its allowed set included), per-source cap, then the reranker.
-        [[nodiscard]] std::vector<Result> run(std::string_view query, std::size_t k, const SearchOptions& o,
-                                              const std::string& reranker) const {
-            const std::size_t want = reranker == "none" ? k : std::max(k, config.rerank_candidates);
+        /// The ranking of search, answer and evaluate, `depth` long: search with `o` (its
+        /// allowed set included), per-source cap, then the reranker. Prefix-stable: for
+        /// depths up to config.candidates, a shorter ranking is the start of a longer one
+        /// (the retriever fuses lists of config.candidates whatever the depth, the cap
+        /// runs over the whole fused list, the reranker re-scores the same first
+        /// rerank_candidates), so ask's passages are the first entries of eval's ranking.
+        [[nodiscard]] std::vector<Result> run(std::string_view query, std::size_t depth, const SearchOptions& o,
+                                              const std::string& reranker, SearchTimings* timings = nullptr,
+                                              StageTimes* stages = nullptr) const {
+            using detail::engine::Clock;
+            const std::size_t want = reranker == "none" ? depth : std::max(depth, config.rerank_candidates);
             const auto& r = docs->retriever();
+            SearchTimings local;
+            SearchTimings& t = timings ? *timings : local;
             std::vector<Result> results;
             if (config.per_source == 0) {
-                results = r.search(query, want, o);
-            } else {  // source diversity: fetch a longer list, move chunks over the cap down, keep `want`
-                results = cap_per_source(r.search(query, std::max(want, config.candidates), o), config.per_source, want);
-                if (results.size() > want) results.resize(want);
+                results = r.search(query, want, o, t);
+            } else {  // source diversity: chunks over the cap move down the whole fused list
+                results = r.search(query, std::max(want, config.candidates), o, t);
+                const auto tc = Clock::now();
+                const std::size_t listed = results.size();
+                results = cap_per_source(std::move(results), config.per_source, listed);
+                t.fusion_seconds += std::chrono::duration<double>(Clock::now() - tc).count();
             }
-            if (reranker == "none") return results;
-            return rerank(reranker, query, std::move(results), k);
+            if (results.size() > want) results.resize(want);
+            if (reranker == "none") {
+                if (results.size() > depth) results.resize(depth);
+                return results;
+            }
+            const auto t0 = Clock::now();
+            results = rerank(reranker, query, std::move(results), depth);
+            if (stages) stages->emplace_back("rerank", std::chrono::duration<double>(Clock::now() - t0).count());
+            return results;
+        }
+
+        /// The statistics of the words of the index (query coverage, answer/abstain.hpp).
+        [[nodiscard]] TermStatistics term_statistics() const {
+            const auto* bm25 = &docs->retriever().index<0>();
+            return {bm25->size(), [bm25](std::string_view term) { return bm25->document_frequency(term); }};
         }
 
         /// Chunks one file of a folder corpus into the engine; records it in the manifest.

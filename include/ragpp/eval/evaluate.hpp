@@ -83,6 +83,9 @@ struct QuestionOutcome {
     /// 1-based rank of the first entry whose passage contains the question's reference
     /// answer (eval/containment.hpp, find_answers); 0 when none does or it was not looked for.
     std::size_t answer_rank = 0;
+    /// The answer stage's confidence (answer/abstain.hpp) when the pipeline computed it:
+    /// Engine::evaluate does, with the function ragpp ask uses.
+    std::optional<double> confidence;
     /// Wall time of the whole query and of each stage, in seconds.
     double seconds = 0.0;
     StageTimes stages;
@@ -196,6 +199,14 @@ public:
                                  std::to_string(outcomes_.size()) + " questions");
         for (std::size_t i = 0; i < ranks.size(); ++i) outcomes_[i].answer_rank = ranks[i];
         answers_checked_ = true;
+    }
+
+    /// Sets each question's confidence (Engine::evaluate does).
+    void set_confidences(const std::vector<double>& confidences) {
+        if (confidences.size() != outcomes_.size())
+            throw DimensionError("set_confidences: " + std::to_string(confidences.size()) + " confidences for " +
+                                 std::to_string(outcomes_.size()) + " questions");
+        for (std::size_t i = 0; i < confidences.size(); ++i) outcomes_[i].confidence = confidences[i];
     }
 
     /// Latency of the whole query, and of each stage by name, over all questions.

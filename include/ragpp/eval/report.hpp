@@ -196,6 +196,7 @@ namespace ragpp {
             jq["relevant"] = q.relevant;
             jq["status"] = q.relevant.empty() ? "unanswerable" : std::string(miss_stage_name(r.miss(i, miss_k)));
             jq["first_relevant"] = out.first_relevant;
+            if (out.confidence) jq["confidence"] = *out.confidence;
             if (q.answer && r.answer_containment(ks.empty() ? 1 : ks.back())) {
                 jq["answer"] = *q.answer;
                 jq["answer_rank"] = out.answer_rank;
