@@ -841,3 +841,47 @@ TEST_CASE("an opened folder answers filtered searches as its writer and a fresh 
     for (const char* part : {"places.bin", "metadata.bin"})
         CHECK(ragpp_test::read_file(before.dir / part) == ragpp_test::read_file(after.dir / part));
 }
+
+TEST_CASE("eval's confidence is ask's, question by question, and rankings are prefix-stable", "[engine][answer]") {
+    ragpp_test::TempDir corpus;
+    std::mt19937 rng(42);
+    for (int i = 0; i < 40; ++i) write_file(corpus.path / ("n" + std::to_string(i) + ".md"), random_note(rng), i);
+    const auto e = Engine::build(corpus.path, EngineConfig{});
+    QuestionSet qs;
+    std::size_t id = 0;
+    auto word = [&] { return vocabulary[std::uniform_int_distribution<std::size_t>(0, vocabulary.size() - 1)(rng)]; };
+    for (int i = 0; i < 30; ++i) qs.push_back({"q" + std::to_string(id++), word() + " " + word() + " " + word(), {}, {}, {}});
+    for (int i = 0; i < 15; ++i) qs.push_back({"q" + std::to_string(id++), word() + " quux" + std::to_string(i) + " zebra", {}, {}, {}});
+    const auto admins = Principal::with_groups({"admins"});
+    std::size_t answered = 0, refused = 0;
+    for (auto mode : {SearchMode::bm25, SearchMode::hybrid})
+        for (const std::string reranker : {"none", "proximity"})
+            for (const auto& principal : {Principal{}, admins}) {
+                EvaluationOptions o;
+                o.mode = mode;
+                o.reranker = reranker;
+                o.principal = principal;
+                const auto report = e.evaluate(qs, o);
+                for (std::size_t i = 0; i < qs.size(); ++i) {
+                    EngineQuery q;
+                    q.k = o.answer.passages;
+                    q.mode = mode;
+                    q.reranker = reranker;
+                    q.principal = principal;
+                    const auto a = e.answer(qs[i].text, q);
+                    REQUIRE(report.outcomes()[i].confidence);
+                    CHECK(*report.outcomes()[i].confidence == a.confidence);
+                    (a.answered ? answered : refused) += 1;
+                    // search's first k are the start of a deeper search.
+                    q.k = 3;
+                    const auto short_list = e.search(qs[i].text, q).results;
+                    q.k = 60;
+                    const auto long_list = e.search(qs[i].text, q).results;
+                    REQUIRE(short_list.size() <= long_list.size());
+                    for (std::size_t r = 0; r < short_list.size(); ++r) CHECK(short_list[r].id == long_list[r].id);
+                }
+            }
+    // Both decisions occur: the test compares something.
+    CHECK(answered > 20);
+    CHECK(refused > 20);
+}
