@@ -31,7 +31,9 @@ TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknow
     const auto d1 = doc("a", "The notice period of the MX-200 contract");
     const auto d2 = doc("b", "MX series period");
     const ragpp::Document* ps[] = {&d1, &d2};
-    const auto r = ragpp::query_coverage(an, "the notice period of MX-200 in Peru?", ps, stats10());
+    ragpp::CoverageOptions every_word;
+    every_word.skip_question_words = false;
+    const auto r = ragpp::query_coverage(an, "the notice period of MX-200 in Peru?", ps, stats10(), every_word);
     // Units: the (idf(10,10)), notice, period, of, MX-200 (key mx200, parts mx 200), in (unknown), Peru (unknown).
     REQUIRE(r.units.size() == 7);
     CHECK(r.units[4].compound);
@@ -57,6 +59,19 @@ TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknow
     CHECK(r.missing == std::vector<std::string>{"in", "Peru"});
     CHECK(r.unknown == std::vector<std::string>{"in", "Peru"});
 
+    // By default the question words (the, of, in) are no units.
+    const auto q = ragpp::query_coverage(an, "What is the notice period of MX-200 in Peru?", ps, stats10());
+    REQUIRE(q.units.size() == 4);
+    CHECK(q.units[0].word == "notice");
+    CHECK(q.passages[0] == Approx((w_n + w_p + w_top) / (w_n + w_p + 2 * w_top)));
+    CHECK(q.missing == std::vector<std::string>{"Peru"});
+    CHECK(ragpp::detail::is_question_word("WHAT"));
+    CHECK(ragpp::detail::is_question_word("Quel"));
+    CHECK(ragpp::detail::is_question_word("qu\u2019est-ce"));
+    CHECK(ragpp::detail::is_question_word("où"));
+    CHECK_FALSE(ragpp::detail::is_question_word("notice"));
+    CHECK_FALSE(ragpp::detail::is_question_word("whatsoever-long-word"));
+
     // A made-up identifier whose parts occur: half credit at most, never "covered".
     const auto d3 = doc("c", "mx 200 notice");
     const ragpp::Document* one[] = {&d3};
@@ -70,7 +85,8 @@ TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknow
     // Common words are not listed as missing (the: idf(10,10)^1.5 < a quarter of w_top).
     const auto d5 = doc("e", "notice");
     const ragpp::Document* five[] = {&d5};
-    CHECK(ragpp::query_coverage(an, "the notice period", five, stats10()).missing == std::vector<std::string>{"period"});
+    CHECK(ragpp::query_coverage(an, "the notice period", five, stats10(), every_word).missing ==
+          std::vector<std::string>{"period"});
     // The fields BM25 scores count: a chunk whose title names the identifier covers it.
     ragpp::Document titled{"policy/CMP0077.rst:1", "option honors normal variables",
                            {{"source", std::string("policy/CMP0077.rst")}, {"title", std::string("CMP0077")}}};

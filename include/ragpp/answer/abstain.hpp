@@ -8,7 +8,11 @@
 //     than each of the others: "MX-200" -> mx, 200, mx200; "CMAKE_EXPORT_COMPILE_COMMANDS")
 //     is ONE unit keyed by its joined form, its other terms being its parts;
 //   - any other word gives one unit per term (a CJK run gives its bigrams).
-// Repeated units are dropped; a word without terms (stop words) gives none. A unit's
+// Repeated units are dropped; a word without terms (stop words) gives none, and so does
+// a question word (question_words: "what", "which", "how", "does", "please", "quel",
+// "comment", ... in English and French): such words say what kind of answer is asked, not
+// what it is about, and a small folder that holds none of them would count them missing.
+// A unit's
 // weight is w = idf^p with idf = ln(1 + (N - df + 0.5) / (df + 0.5)) (Lucene's BM25 idf)
 // from TermStatistics (N documents, df of the key term) and p = idf_power (1.5, so that
 // rare words weigh more than in plain idf); a unit whose key occurs in no document
@@ -88,6 +92,8 @@ struct CoverageOptions {
     std::vector<double> passage_weights{0.7, 0.15, 0.15};
     /// Credit of a compound's parts when its joined form is missing, times their share.
     double part_credit = 0.5;
+    /// Leave question words out (detail::coverage_question_words).
+    bool skip_question_words = true;
 
     void validate() const {
         if (!std::isfinite(idf_power) || idf_power <= 0) throw InvalidArgument("CoverageOptions: idf_power must be > 0");
@@ -134,6 +140,41 @@ struct CoverageReport {
 
 namespace detail {
 
+/// The question words of query coverage (see the header comment), lower case, sorted.
+inline constexpr std::string_view coverage_question_words[] = {
+    "a", "about", "am", "an", "and", "any", "are", "as", "at", "au", "aux", "avec", "be", "been", "being", "but",
+    "by", "c'est", "can", "ce", "ces", "cet", "cette", "combien", "comment", "could", "d", "dans", "de", "des",
+    "describe", "did", "do", "does", "doing", "doit", "done", "du", "elle", "elles", "en", "est", "est-ce", "et",
+    "explain", "faire", "faut", "for", "from", "get", "give", "had", "has", "have", "he", "her", "here", "his", "how",
+    "i", "if", "il", "ils", "in", "into", "is", "it", "its", "j", "je", "l", "la", "laquelle", "le", "lequel", "les",
+    "lesquels", "leur", "leurs", "ma", "may", "me", "mes", "might", "mon", "must", "my", "ne", "nos", "notre", "nous",
+    "of", "on", "or", "ou", "our", "où", "par", "pas", "peut", "please", "pour", "pourquoi", "qu", "qu'est-ce",
+    "quand", "que", "quel", "quelle", "quelles", "quels", "qui", "quoi", "s", "sa", "se", "ses", "shall", "she",
+    "should", "show", "so", "some", "son", "sont", "sur", "ta", "tell", "tes", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "to", "ton", "tu", "un", "une", "us", "vos", "votre", "vous", "was",
+    "we", "were", "what", "what's", "when", "where", "which", "who", "whom", "whose", "why", "will", "with", "would",
+    "y", "you", "your", "à"};
+
+/// Whether `word` (trimmed of punctuation) is a question word, in any case (ASCII case
+/// folding; the accented ones are listed in lower case).
+[[nodiscard]] inline bool is_question_word(std::string_view word) noexcept {
+    if (word.size() > 12) return false;
+    char buf[12];
+    for (std::size_t i = 0; i < word.size(); ++i) {
+        const char c = word[i];
+        buf[i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    std::string_view w(buf, word.size());
+    // The typographic apostrophe of "qu’est-ce" and "what’s" read as '.
+    std::string folded;
+    if (w.find("\xe2\x80\x99") != std::string_view::npos) {
+        folded = std::string(w);
+        for (std::size_t at; (at = folded.find("\xe2\x80\x99")) != std::string::npos;) folded.replace(at, 3, "'");
+        w = folded;
+    }
+    return std::binary_search(std::begin(coverage_question_words), std::end(coverage_question_words), w);
+}
+
 /// Lucene's BM25 idf.
 [[nodiscard]] inline double coverage_idf(double n, double df) { return std::log(1.0 + (n - df + 0.5) / (df + 0.5)); }
 
@@ -160,6 +201,7 @@ template <Analyzer A>
         if (terms.empty()) continue;
         std::string word(detail::trim_punctuation(raw));
         if (word.empty()) word = std::string(raw);
+        if (options.skip_question_words && detail::is_question_word(word)) continue;
         bool compound = terms.size() >= 2;
         for (std::size_t i = 0; compound && i + 1 < terms.size(); ++i) compound = terms.back().size() > terms[i].size();
         if (compound) {
