@@ -219,6 +219,30 @@ add_test(NAME cli.ask.eval_confidence_equal_reranked
     -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/ask_eval_equal.cmake)
 set_tests_properties(cli.ask.eval_confidence_equal_reranked PROPERTIES PASS_REGULAR_EXPRESSION
   "eval and ask agree on 9 questions")
+# The reference story with the real binary (testdata/seed, French notes): the contract
+# and its amendment are handed to the model first and second, the product sheet that
+# repeats "MX-200" is not first, the date conflict is noted; a question the notes cannot
+# answer is refused.
+add_test(NAME cli.ask.seed.index
+  COMMAND ragpp_cli index ${_eval_data}/seed --out ${_eval_out}/seed --analyzer french --quiet)
+set_tests_properties(cli.ask.seed.index PROPERTIES FIXTURES_SETUP cli_seed_index)
+add_test(NAME cli.ask.seed
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli>
+    "-DARGS=ask|${_eval_out}/seed|--seed-nonce|Quel est le préavis pour résilier le contrat de maintenance MX-200 ?"
+    -DEXPECT_RC=0 -DPRINT=ON -P ${_chunk_run})
+set_tests_properties(cli.ask.seed PROPERTIES FIXTURES_REQUIRED cli_seed_index PASS_REGULAR_EXPRESSION
+  "<<<EVIDENCE [0-9a-f]+>>>\n\\[1\\] contrats/mx200.md:6, Contrat de maintenance MX-200 > Article 7 : Résiliation \\(date 2023-01-10\\)\n<<<SOURCE 1 [0-9a-f]+>>>\n> Chaque partie peut résilier le contrat de maintenance MX-200 avec un préavis de trois mois[^\n]*\n<<<END SOURCE 1 [0-9a-f]+>>>\n\\[2\\] contrats/mx200-avenant-1.md:6, Avenant n°1 au contrat MX-200 > Article 7 \\(date 2025-03-01\\)\n<<<SOURCE 2 [0-9a-f]+>>>\n> À compter du 1er mars 2025, le préavis de résiliation du contrat de maintenance est ramené à deux mois.\n.*Notes:\n- Sources \\[1\\], \\[2\\][^\n]* differ in date[^\n]*\\[1\\] 2023-01-10, \\[2\\] 2025-03-01"
+  FAIL_REGULAR_EXPRESSION "\\[1\\] produits")
+add_test(NAME cli.ask.seed_refusal
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> "-DARGS=ask|${_eval_out}/seed|What is the capital of Peru?"
+    -DEXPECT_RC=0 -DPRINT=ON -P ${_chunk_run})
+set_tests_properties(cli.ask.seed_refusal PROPERTIES FIXTURES_REQUIRED cli_seed_index PASS_REGULAR_EXPRESSION
+  "No answer: [^\n]*confidence 0\\.000 < 0\\.380" FAIL_REGULAR_EXPRESSION "<<<EVIDENCE")
+add_test(NAME cli.ask.seed_refusal_shared_words
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli>
+    "-DARGS=ask|${_eval_out}/seed|--json|Quel est le délai de livraison de la presse MX-300 ?" -DEXPECT_RC=0 -DPRINT=ON -P ${_chunk_run})
+set_tests_properties(cli.ask.seed_refusal_shared_words PROPERTIES FIXTURES_REQUIRED cli_seed_index
+  PASS_REGULAR_EXPRESSION "\"answered\": false.*\"reasons\": \\[\n *\"2 question words occur in no passage of the index: MX-300, livraison\"")
 # eval prints the abstention table when the set has unanswerable questions.
 add_test(NAME cli.eval.abstention
   COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode hybrid --rerank none --rerank proximity

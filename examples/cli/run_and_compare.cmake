@@ -1,8 +1,9 @@
 # cmake -DPROGRAM=... -DARGS="a|b|c" [-DEXPECTED=file] [-DEXPECT_RC=n] [-DEXPECT_STDERR=regex]
-#       -P run_and_compare.cmake
+#       [-DPRINT=ON] -P run_and_compare.cmake
 # Runs PROGRAM with ARGS ("|"-separated); fails unless the exit code is EXPECT_RC
 # (default 0), stdout equals the file EXPECTED (when given) and stderr matches
-# EXPECT_STDERR (when given).
+# EXPECT_STDERR (when given). PRINT: stdout is printed, for the test's
+# PASS_REGULAR_EXPRESSION.
 string(REPLACE "|" ";" _args "${ARGS}")
 execute_process(COMMAND ${PROGRAM} ${_args} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT DEFINED EXPECT_RC)
@@ -19,4 +20,7 @@ if(DEFINED EXPECTED)
 endif()
 if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
   message(FATAL_ERROR "stderr does not match '${EXPECT_STDERR}':\n${err}")
+endif()
+if(PRINT)
+  message("${out}")
 endif()
