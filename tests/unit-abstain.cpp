@@ -71,6 +71,18 @@ TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknow
     CHECK(ragpp::detail::is_question_word("où"));
     CHECK_FALSE(ragpp::detail::is_question_word("notice"));
     CHECK_FALSE(ragpp::detail::is_question_word("whatsoever-long-word"));
+    // Japanese: hiragana-only bigrams (particles, endings) are no units; kanji and katakana are.
+    CHECK(ragpp::detail::all_hiragana("\u3067\u3059"));        // です
+    CHECK(ragpp::detail::all_hiragana("\u3092"));              // を
+    CHECK_FALSE(ragpp::detail::all_hiragana("\u4eac\u306f"));  // 京は
+    CHECK_FALSE(ragpp::detail::all_hiragana("\u30ab\u30fc"));  // カー
+    CHECK_FALSE(ragpp::detail::all_hiragana(""));
+    const ragpp::CjkAnalyzer cjk;
+    const ragpp::TermStatistics any{10, [](std::string_view) { return std::size_t{2}; }};
+    std::vector<std::string> keys;
+    for (const auto& u : ragpp::coverage_units(cjk, "\u6771\u4eac\u306f\u3069\u3053\u3067\u3059\u304b", any))
+        keys.push_back(u.key);  // 東京はどこですか
+    CHECK(keys == std::vector<std::string>{"\u6771\u4eac", "\u4eac\u306f"});
 
     // A made-up identifier whose parts occur: half credit at most, never "covered".
     const auto d3 = doc("c", "mx 200 notice");

@@ -12,6 +12,7 @@
 // a question word (question_words: "what", "which", "how", "does", "please", "quel",
 // "comment", ... in English and French): such words say what kind of answer is asked, not
 // what it is about, and a small folder that holds none of them would count them missing.
+// Likewise a CJK term made of hiragana only (Japanese particles and endings: "です").
 // A unit's
 // weight is w = idf^p with idf = ln(1 + (N - df + 0.5) / (df + 0.5)) (Lucene's BM25 idf)
 // from TermStatistics (N documents, df of the key term) and p = idf_power (1.5, so that
@@ -175,6 +176,19 @@ inline constexpr std::string_view coverage_question_words[] = {
     return std::binary_search(std::begin(coverage_question_words), std::end(coverage_question_words), w);
 }
 
+/// Whether `term` is made of hiragana only (U+3040..U+309F): in Japanese the particles,
+/// endings and auxiliaries ("です", "すか", "ている"), not what a question is about.
+[[nodiscard]] inline bool all_hiragana(std::string_view term) noexcept {
+    if (term.empty() || term.size() % 3 != 0) return false;
+    for (std::size_t i = 0; i < term.size(); i += 3) {
+        const auto b0 = static_cast<unsigned char>(term[i]), b1 = static_cast<unsigned char>(term[i + 1]);
+        // U+3040..U+309F is E3 81 80..E3 82 9F in UTF-8.
+        if (b0 != 0xE3 || (b1 != 0x81 && b1 != 0x82)) return false;
+        if (b1 == 0x82 && static_cast<unsigned char>(term[i + 2]) > 0x9F) return false;
+    }
+    return true;
+}
+
 /// Lucene's BM25 idf.
 [[nodiscard]] inline double coverage_idf(double n, double df) { return std::log(1.0 + (n - df + 0.5) / (df + 0.5)); }
 
@@ -212,6 +226,7 @@ template <Analyzer A>
             continue;
         }
         for (auto& t : terms) {
+            if (options.skip_question_words && detail::all_hiragana(t)) continue;
             if (!seen.insert(t).second) continue;
             CoverageUnit u{terms.size() == 1 ? word : t, t, {}, 0, false, false};
             weigh(u);
