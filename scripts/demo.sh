@@ -4,8 +4,8 @@
 # documentation (Help/ under CMake's root, found through CMake itself). It indexes
 # it, evaluates BM25, vector and hybrid retrieval on examples/cmake-questions.json
 # (68 questions we wrote: identifiers, paraphrases, mixed, unanswerable), calibrates
-# abstention, shows three searches with their citations and traces and one evidence
-# block from `ragpp ask`. No download.
+# abstention, shows three searches with their citations and traces, one evidence
+# block and one refusal from `ragpp ask`. No download.
 source "$(dirname "$0")/common.sh"
 
 ensure_packages "${RAGPP_REQUIRED_PACKAGES[@]}"
@@ -46,12 +46,14 @@ first=$("$BIN/ragpp" search "$OUT/index" --k 1 --json CMP0077 | sed -n 's/^ *"id
 [ "$first" = policy/CMP0077.rst ] || { echo "error: 'ragpp search CMP0077' put '$first' first, not policy/CMP0077.rst" >&2; exit 1; }
 log "ragpp search CMP0077: $first first, as expected"
 
-log "ragpp eval: abstention calibration of BM25 + proximity reranking (10 unanswerable questions)"
-"$BIN/ragpp" eval "$HELP" examples/cmake-questions.json --quiet --mode bm25 --rerank proximity \
+log "ragpp eval: abstention of ask's default pipeline, BM25 (10 unanswerable questions; ask refuses below 0.38)"
+"$BIN/ragpp" eval "$HELP" examples/cmake-questions.json --quiet --mode bm25 \
   | sed -n '/^abstention/,$p'
 
 log "ragpp ask: the evidence block a model would read"
 "$BIN/ragpp" ask "$OUT/index" --passages 2 --budget 300 "What does policy CMP0077 change about option()?"
+log "ragpp ask: a question the documentation cannot answer (a made-up variable)"
+"$BIN/ragpp" ask "$OUT/index" "What does the CMAKE_QUUX_FROBNICATE_WIDGETS variable do?"
 
 log "examples"
 for ex in "$BIN"/examples/example_*; do
