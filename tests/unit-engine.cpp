@@ -885,3 +885,44 @@ TEST_CASE("eval's confidence is ask's, question by question, and rankings are pr
     CHECK(answered > 20);
     CHECK(refused > 20);
 }
+
+TEST_CASE("the confidence's statistics are the reader's: notes it cannot read change nothing", "[engine][answer][access]") {
+    ragpp_test::TempDir a, b;
+    std::mt19937 rng(5);
+    for (int i = 0; i < 20; ++i) {
+        auto text = random_note(rng);
+        if (text.rfind("---", 0) == 0) text = text.substr(text.find("---\n", 4) + 4);  // public notes only
+        write_file(a.path / ("p" + std::to_string(i) + ".md"), text, i);
+        write_file(b.path / ("p" + std::to_string(i) + ".md"), text, i);
+    }
+    // Only in a: notes for hr, with words found nowhere else.
+    for (int i = 0; i < 6; ++i)
+        write_file(a.path / ("hr" + std::to_string(i) + ".md"),
+                   "---\ngroups: [hr]\n---\n# Salaries\n\n## Codename\n\nsalary 210000 codename bluefalcon " +
+                       random_note(rng).substr(0, 0) + vocabulary[static_cast<std::size_t>(i)] + "\n",
+                   100 + i);
+    const auto ea = Engine::build(a.path, EngineConfig{});
+    const auto eb = Engine::build(b.path, EngineConfig{});
+    const Principal reader;  // no group: the public notes only
+    const auto sa = ea.term_statistics(reader), sb = eb.term_statistics(reader);
+    CHECK(sa.documents == sb.documents);
+    CHECK(sa.documents == eb.size());
+    std::vector<std::string> words = vocabulary;
+    for (const std::string w : {"salari", "210000", "codenam", "bluefalcon", "quux"}) words.push_back(w);
+    for (const auto& w : words) CHECK(sa.document_frequency(w) == sb.document_frequency(w));
+    // The hidden words are unknown to the reader, known to hr.
+    CHECK(sa.document_frequency("bluefalcon") == 0);
+    CHECK(ea.term_statistics(Principal::with_groups({"hr"})).document_frequency("bluefalcon") == 6);
+    CHECK(ea.term_statistics(Principal::system()).documents == ea.size());
+    // So the coverage of a question on the same passages is the same, and the refusal
+    // names the same unknown words.
+    for (const std::string q : {"salary 210000 bluefalcon", "password reset codename", "router warranty notice"}) {
+        EngineQuery eq;
+        const auto ra = ea.answer(q, eq), rb = eb.answer(q, eq);
+        CHECK(ra.coverage.unknown == rb.coverage.unknown);
+        if (ra.passages.size() == rb.passages.size() &&
+            std::equal(ra.passages.begin(), ra.passages.end(), rb.passages.begin(),
+                       [](const Result& x, const Result& y) { return x.document->id == y.document->id; }))
+            CHECK(ra.confidence == rb.confidence);
+    }
+}

@@ -399,7 +399,7 @@ public:
         EngineAnswer out;
         static_cast<Answer&>(out) =
             ragpp::answer(question, std::move(found.results), impl_->docs->retriever().index<0>().analyzer(),
-                          impl_->term_statistics(), options, q.reranker.starts_with("cross-encoder:"), neighbours());
+                          term_statistics(q.principal), options, q.reranker.starts_with("cross-encoder:"), neighbours());
         out.stale_sources = std::move(found.stale_sources);
         out.deleted_sources = std::move(found.deleted_sources);
         return out;
@@ -419,7 +419,7 @@ public:
         if (options.mode == SearchMode::hybrid && !options.weights.empty()) o.weights = options.weights;
         o.allowed = std::make_shared<const DocSet>(im.docs->allowed(Filter::all(), options.principal));
         const std::size_t depth = std::max(options.depth ? options.depth : im.config.candidates, options.answer.passages);
-        const auto stats = im.term_statistics();
+        const auto stats = im.term_statistics(o.allowed);
         const auto& analyzer = im.docs->retriever().index<0>().analyzer();
         const bool cross = options.reranker.starts_with("cross-encoder:");
         std::vector<double> confidences;
@@ -462,8 +462,14 @@ public:
         return report;
     }
 
-    /// The corpus statistics the confidence reads (answer/abstain.hpp's TermStatistics).
-    [[nodiscard]] TermStatistics term_statistics() const { return impl_->term_statistics(); }
+    /// The corpus statistics the confidence reads (answer/abstain.hpp's TermStatistics):
+    /// those of the chunks `reader` may read (a filter does not change them), so that
+    /// the confidence and the words a refusal calls unknown do not depend on documents
+    /// the reader cannot read.
+    [[nodiscard]] TermStatistics term_statistics(const Principal& reader = Principal::system()) const {
+        return impl_->term_statistics(
+            std::make_shared<const DocSet>(impl_->docs->allowed(Filter::all(), reader)));
+    }
 
     /// Which words of `question` occur in `doc` (the proximity reranker's breakdown).
     [[nodiscard]] ProximityBreakdown explain(std::string_view question, const Document& doc) const {
@@ -811,10 +817,17 @@ private:
             return results;
         }
 
-        /// The statistics of the words of the index (query coverage, answer/abstain.hpp).
-        [[nodiscard]] TermStatistics term_statistics() const {
+        /// The statistics query coverage reads (answer/abstain.hpp): those of the documents
+        /// of `readable` (the chunks a reader may read), exactly; of every chunk when it
+        /// holds them all.
+        [[nodiscard]] TermStatistics term_statistics(std::shared_ptr<const DocSet> readable) const {
             const auto* bm25 = &docs->retriever().index<0>();
-            return {bm25->size(), [bm25](std::string_view term) { return bm25->document_frequency(term); }};
+            const std::size_t n = readable ? readable->count() : bm25->size();
+            if (!readable || n == bm25->size())
+                return {bm25->size(), [bm25](std::string_view term) { return bm25->document_frequency(term); }};
+            return {n, [bm25, readable = std::move(readable)](std::string_view term) {
+                        return bm25->document_frequency(term, *readable);
+                    }};
         }
 
         /// Chunks one file of a folder corpus into the engine; records it in the manifest.

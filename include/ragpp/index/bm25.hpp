@@ -372,6 +372,17 @@ public:
         if (id == dict_.npos) return 0;
         return frozen_ ? frozen_->df(id) : terms_[id].postings.size();
     }
+    /// Documents of `allowed` containing `term` (an index term): what a reader who may
+    /// read only those documents counts. O(df): the term's postings are read.
+    [[nodiscard]] std::size_t document_frequency(std::string_view term, const DocSet& allowed) const {
+        const auto id = find_term(term);
+        if (id == dict_.npos) return 0;
+        std::size_t n = 0;
+        auto count = [&](DocId d, std::uint32_t) { n += allowed.test(d) ? 1 : 0; };
+        if (frozen_) frozen_->body(id).postings.for_each(count);
+        else terms_[id].postings.for_each(count);
+        return n;
+    }
     /// The idf of `term` (an index term) as the index's variant weighs it in an
     /// unfielded search: bm25_idf(params().variant, size(), document_frequency(term)),
     /// with rank_bm25_okapi's negative idf floored to epsilon times the mean idf; 0 for a
