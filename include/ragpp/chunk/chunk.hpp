@@ -50,6 +50,13 @@ namespace ragpp {
     return chunk_id.substr(0, hash);
 }
 
+/// The number of tokens of `text` as the chunker counts them ("Tokens" above: "数据库"
+/// is 3 tokens, "MX-200 の契約" 3). ChunkOptions::max_tokens and
+/// EvidenceOptions::token_budget are in these units.
+[[nodiscard]] inline std::size_t count_tokens(std::string_view text) {
+    return detail::chunking::tokens_of(text).size();
+}
+
 /// The text chunk offsets and lines refer to: the input without a leading UTF-8 BOM,
 /// with CRLF and lone CR line ends turned into LF. Throws ParseError naming
 /// `path:line` at the first malformed UTF-8 sequence.

@@ -124,6 +124,30 @@ enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph
     return cjk ? len : 0;
 }
 
+/// The end of the token that starts at s[b], a byte that is not a space: one CJK
+/// character (cjk_length), else the run of bytes up to the next space or CJK character.
+[[nodiscard]] inline std::size_t token_end(std::string_view s, std::size_t b) noexcept {
+    if (const std::size_t len = cjk_length(s, b); len != 0) return b + len;
+    std::size_t i = b;
+    while (i < s.size() && !is_space(s[i]) && cjk_length(s, i) == 0) ++i;
+    return i;
+}
+
+/// The tokens of `s`, in order (the chunker's rule, see "Tokens" in chunk.hpp).
+[[nodiscard]] inline std::vector<std::string_view> tokens_of(std::string_view s) {
+    std::vector<std::string_view> out;
+    for (std::size_t i = 0; i < s.size();) {
+        if (is_space(s[i])) {
+            ++i;
+            continue;
+        }
+        const std::size_t e = token_end(s, i);
+        out.push_back(s.substr(i, e - i));
+        i = e;
+    }
+    return out;
+}
+
 /// Whether a word ends a sentence: ., !, ? (or their CJK forms), possibly followed by
 /// closing quotes or brackets.
 [[nodiscard]] inline bool ends_sentence(std::string_view w) noexcept {
@@ -166,14 +190,8 @@ enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph
         for (std::size_t i = 0; i < s.size();) {
             while (i < s.size() && is_space(s[i])) ++i;
             if (i >= s.size()) break;
-            // A token: a run of non-space bytes up to a CJK character, or one CJK character.
             const std::size_t b = i;
-            const std::size_t len = cjk_length(s, i);
-            if (len != 0) {
-                i += len;
-            } else {
-                while (i < s.size() && !is_space(s[i]) && cjk_length(s, i) == 0) ++i;
-            }
+            i = token_end(s, i);
             Word w{base + b, base + i, ln, word_boundary, structured};
             const bool after_sentence =
                 !out.empty() && ends_sentence(std::string_view(lines.text).substr(out.back().begin,
