@@ -572,3 +572,34 @@ TEST_CASE("Evidence: one stale note per file, listing its sources", "[evidence]"
     CHECK(ev2.flags[0].subject == "x.md");
     CHECK(ev2.flags[0].sources == std::vector<std::size_t>{1, 2});
 }
+
+TEST_CASE("Evidence: a title repeated by the H1 is cited once", "[evidence]") {
+    const std::string body = "# Avenant n°1\n\n## Article 7\n\nLe préavis est réduit à deux mois.\n";
+    auto citation_of = [](const std::string& md) {
+        const auto chunks = chunks_of("avenants/1.md", md);
+        const auto ev = EvidenceBuilder(fixed()).build("q", Docs{chunks.back()});
+        REQUIRE(ev.sources.size() == 1);
+        return ev.sources[0].citation;
+    };
+    // Front matter whose title is the H1.
+    CHECK(citation_of("---\ntitle: Avenant n°1\ndate: 2025-03-01\n---\n" + body) ==
+          "avenants/1.md:7, Avenant n°1 > Article 7 (date 2025-03-01)");
+    // No front matter: the H1 is the title.
+    CHECK(citation_of(body) == "avenants/1.md:3, Avenant n°1 > Article 7");
+    // The same title with invisible differences: a no-break space (U+00A0) after "n°", two
+    // spaces, a trailing narrow no-break space (U+202F), a zero-width space.
+    CHECK(citation_of("---\ntitle: \"Avenant  n°\u00a01\u202f\"\n---\n# Avenant n° 1\n\n## Article 7\n\nx\n") ==
+          "avenants/1.md:6, Avenant n° 1 > Article 7");
+    CHECK(citation_of("---\ntitle: Avenant n°1\n---\n# Avenant\u200b n°1\n\n## Article 7\n\nx\n") ==
+          "avenants/1.md:6, Avenant n°1 > Article 7");  // neutralize() drops the zero-width space
+    // A title that differs from the H1 stays: "Avenant n°1 > Article 7" under "Contrat MX-200".
+    CHECK(citation_of("---\ntitle: Contrat MX-200\n---\n" + body) ==
+          "avenants/1.md:6, Contrat MX-200 > Avenant n°1 > Article 7");
+    // The context line the indexes see says it once too, and raw_span still recognises it.
+    const auto chunks = chunks_of("avenants/1.md", "---\ntitle: Avenant n°1\n---\n" + body);
+    REQUIRE(chunks.size() == 1);
+    CHECK(chunks[0]->text == "Avenant n°1 > Article 7\nLe préavis est réduit à deux mois.");
+    Document without_offset = *chunks[0];
+    without_offset.metadata.erase("raw_offset");
+    CHECK(ragpp::raw_span(without_offset) == "Le préavis est réduit à deux mois.");
+}

@@ -25,7 +25,9 @@
 // previous last_line + 1) are merged into one text (the words shared by the end of one
 // and the start of the next are written once). Sources are numbered in the order of
 // their best-ranked chunk. Its citation is "path:line, Title > Heading > Subheading"
-// plus "(date D, version V)" when the metadata has them.
+// (the chunker's context line: a title that reads as the first heading, as a Markdown
+// front-matter title repeating the H1, is written once) plus "(date D, version V)"
+// when the metadata has them.
 //
 // The passage text is the chunk's raw span, not the context line the indexes saw
 // (raw_span below). Neighbour expansion (optional, capped) adds the chunks around each
