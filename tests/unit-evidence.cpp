@@ -459,20 +459,23 @@ TEST_CASE("Evidence: the budget counts CJK characters as the chunker does and cu
     REQUIRE(mx.sources.size() == 1);
     CHECK(mx.sources[0].tokens == 12);
     CHECK(mx.sources[0].text == "The backup runs at 2am. 备份在凌晨两点 [...]");
-    // Over the minimum: the Japanese passage (24) does not fit in 10 with min_cut_tokens 11.
-    o.token_budget = 10;
+    // Under the minimum: after the 7 tokens of zh_short, 5 are left for the Japanese passage
+    // (24), fewer than min_cut_tokens 11: left out.
+    o.token_budget = 12;
     o.min_cut_tokens = 11;
-    const auto none = EvidenceBuilder(o).build("q", Docs{doc("j", ja)});
-    CHECK(none.sources.empty());
+    const auto none = EvidenceBuilder(o).build("q", Docs{doc("a", zh_short), doc("j", ja)});
+    REQUIRE(none.sources.size() == 1);
     CHECK(none.omitted == std::vector<std::string>{"j"});
+    CHECK(none.tokens == 7);
 
     // A long unspaced passage is not a handful of "words": 300 characters in 3 lines of 100
-    // give 300 tokens, and a budget of 20 keeps exactly the first 20 characters.
+    // give 300 tokens, and a budget of 20 keeps exactly the first 20 characters (the
+    // default min_cut_tokens, 40, is larger than the budget: the whole budget is the minimum).
     std::string line, longer;
     for (int i = 0; i < 100; ++i) line += "数";
     longer = line + "\n" + line + " " + line;
-    auto small = fixed(20);
-    small.min_cut_tokens = 1;
+    const auto small = fixed(20);
+    REQUIRE(small.min_cut_tokens == 40);
     const auto cut = EvidenceBuilder(small).build("q", Docs{doc("z", longer)});
     REQUIRE(cut.sources.size() == 1);
     CHECK(cut.sources[0].tokens == 20);

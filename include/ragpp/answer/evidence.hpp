@@ -40,8 +40,8 @@
 // "契約の解約予告期間は三か月です。" is 16 tokens, not 1. Sources are taken in order while
 // they fit in `token_budget`; the first one that does not fit is cut after its last
 // token that fits (between two such characters, never inside a UTF-8 sequence, and
-// marked " [...]") when at least `min_cut_tokens` remain, else left out; every later
-// source that fits is still taken. Left-out chunk ids are listed in Evidence::omitted.
+// marked " [...]") when at least `min_cut_tokens` remain (or the whole budget, when it
+// is smaller), else left out; every later source that fits is still taken. Left-out chunk ids are listed in Evidence::omitted.
 //
 // Versions. Two sources that share a subject and whose stamp fields ("date", "version"
 // by default) differ are flagged, so the answer can give both values (a contract
@@ -115,7 +115,8 @@ struct EvidenceOptions {
     /// whitespace-separated words, each Han, kana, CJK or fullwidth punctuation character
     /// a token of its own. A source cut to fit ends between two tokens.
     std::size_t token_budget = 1500;
-    /// A source cut to fit keeps at least this many tokens, else it is left out.
+    /// A source cut to fit keeps at least this many tokens, else it is left out; a budget
+    /// smaller than this lets the first source be cut to the whole budget.
     std::size_t min_cut_tokens = 40;
     /// The caller's instructions ("{nonce}" is replaced).
     std::string instructions = std::string(default_evidence_instructions);
@@ -393,10 +394,11 @@ public:
         Evidence ev;
         ev.question = std::string(question);
         std::size_t used = 0;
+        const std::size_t min_cut = std::min(options_.min_cut_tokens, options_.token_budget);
         for (auto& s : sources) {
             const std::size_t left = options_.token_budget - used;
             if (s.tokens > left) {
-                if (left >= options_.min_cut_tokens && left > 0) {
+                if (left >= min_cut && left > 0) {
                     const auto toks = tokens_of(s.text);
                     const auto& lastk = toks[left - 1];
                     s.text = s.text.substr(0, static_cast<std::size_t>(lastk.data() + lastk.size() - s.text.data())) + " [...]";
