@@ -19,6 +19,7 @@ using ragpp::neutralize;
 namespace {
 
 using Docs = std::vector<std::shared_ptr<const Document>>;
+using Rows = std::vector<std::vector<std::string>>;
 
 std::shared_ptr<const Document> doc(std::string id, std::string text, ragpp::Metadata m = {}) {
     return std::make_shared<const Document>(Document{std::move(id), std::move(text), std::move(m)});
@@ -143,7 +144,9 @@ TEST_CASE("Evidence: numbered sources, citations and the exact block", "[evidenc
     CHECK(ev.sources[1].citation == "contracts/mx200.md:3, Maintenance contract MX-200 > Notice period");
     REQUIRE(ev.flags.size() == 1);
     CHECK(ev.flags[0].subject == "MX-200");
-    CHECK(ev.flags[0].values == std::vector<std::string>{"2025-03-01", "no date"});
+    CHECK(ev.flags[0].fields == std::vector<std::string>{"date"});
+    CHECK(ev.flags[0].field == "date");
+    CHECK(ev.flags[0].values == Rows{{"2025-03-01", "no date"}});
     CHECK(ev.tokens == 2 + 4);
     const std::string expected =
         "Use the sources. n0nce0000001\n\n"
@@ -369,12 +372,12 @@ TEST_CASE("Evidence: version flags only between sources of one subject", "[evide
     const auto v2 = chunks_of("guide-v2.md", "# Install guide\n\n## Ports\n\nPort 9090.\n", 400, 0, m("2025-01-01", "2"));
     const auto other = chunks_of("faq.md", "# FAQ\n\n## Contact\n\nAsk IT.\n", 400, 0, m("2023-01-01", nullptr));
     const auto ev = EvidenceBuilder(fixed()).build("port?", Docs{v2[0], v1[0], other[0]});
-    // v1 and v2 share the heading "Install guide > Ports": flagged for date and version; the FAQ is another subject.
-    REQUIRE(ev.flags.size() == 2);
+    // v1 and v2 share the heading "Install guide > Ports": one flag for date and version; the FAQ is another subject.
+    REQUIRE(ev.flags.size() == 1);
     CHECK(ev.flags[0].sources == std::vector<std::size_t>{1, 2});
-    CHECK(ev.flags[0].field == "date");
-    CHECK(ev.flags[1].field == "version");
-    CHECK(ev.flags[1].values == std::vector<std::string>{"2", "1"});
+    CHECK(ev.flags[0].fields == std::vector<std::string>{"date", "version"});
+    CHECK(ev.flags[0].field == "date, version");
+    CHECK(ev.flags[0].values == Rows{{"2025-01-01", "2024-01-01"}, {"2", "1"}});
     // Same stamps: no flag.
     const auto same = chunks_of("guide-copy.md", "# Install guide\n\n## Ports\n\nPort 8080.\n", 400, 0, m("2024-01-01", "1"));
     CHECK(EvidenceBuilder(fixed()).build("q", Docs{v1[0], same[0]}).flags.empty());
@@ -397,23 +400,209 @@ TEST_CASE("Evidence: sources sharing a heading path or a section title but not t
     const auto ev = EvidenceBuilder(fixed()).build("port?", Docs{v1[0], v2[0], faq[0], mail[0]});
     REQUIRE(ev.sources.size() == 4);
     CHECK(ev.sources[0].heading_path == std::vector<std::string>{"Setup", "Ports"});
-    REQUIRE(ev.flags.size() == 4);
-    // The heading path first: [1] and [2], in date and in version.
+    REQUIRE(ev.flags.size() == 2);
+    // The heading path first: [1] and [2], one flag for date and version.
     CHECK(ev.flags[0].subject == "the section \"Setup > Ports\"");
     CHECK(ev.flags[0].sources == std::vector<std::size_t>{1, 2});
-    CHECK(ev.flags[0].field == "date");
-    CHECK(ev.flags[0].values == std::vector<std::string>{"2024-01-01", "2025-01-01"});
-    CHECK(ev.flags[1].field == "version");
-    CHECK(ev.flags[1].message ==
-          "Sources [1] and [2] concern the section \"Setup > Ports\" but differ in version ([1] 1, [2] 2): if they "
-          "disagree, give each with its source and say which is more recent.");
-    // Then the section title: the FAQ's "Ports" joins them; the mail section never does.
-    CHECK(ev.flags[2].subject == "a section \"Ports\"");
-    CHECK(ev.flags[2].sources == std::vector<std::size_t>{1, 2, 3});
-    CHECK(ev.flags[2].field == "date");
-    CHECK(ev.flags[3].values == std::vector<std::string>{"1", "2", "no version"});
-    CHECK(ev.render().find("Sources [1], [2] and [3] concern a section \"Ports\" but differ in date") != std::string::npos);
+    CHECK(ev.flags[0].fields == std::vector<std::string>{"date", "version"});
+    CHECK(ev.flags[0].values == Rows{{"2024-01-01", "2025-01-01"}, {"1", "2"}});
+    CHECK(ev.flags[0].message ==
+          "Sources [1] and [2] concern the section \"Setup > Ports\" but differ in date ([1] 2024-01-01, [2] "
+          "2025-01-01) and version ([1] 1, [2] 2): if they disagree, give each with its source and say which is more "
+          "recent.");
+    // Then the section title: the FAQ's "Ports" joins them (another set); the mail section never does.
+    CHECK(ev.flags[1].subject == "a section \"Ports\"");
+    CHECK(ev.flags[1].sources == std::vector<std::size_t>{1, 2, 3});
+    CHECK(ev.flags[1].field == "date, version");
+    CHECK(ev.flags[1].values == Rows{{"2024-01-01", "2025-01-01", "2023-01-01"}, {"1", "2", "no version"}});
+    CHECK(ev.render().find("- Sources [1], [2] and [3] concern a section \"Ports\" but differ in date ([1] 2024-01-01, "
+                           "[2] 2025-01-01, [3] 2023-01-01) and version ([1] 1, [2] 2, [3] no version): ") !=
+          std::string::npos);
     // Same heading path and same stamps: nothing to flag.
     const auto v1_copy = chunks_of("copy/install.md", "# Setup\n\n## Ports\n\nPort 8080.\n", 400, 0, m("Guide copy", "2024-01-01", "1"));
     CHECK(EvidenceBuilder(fixed()).build("q", Docs{v1[0], v1_copy[0]}).flags.empty());
+}
+
+TEST_CASE("Evidence: the budget counts CJK characters as the chunker does and cuts between them", "[evidence][cjk]") {
+    // Each Han, kana or CJK punctuation character is a token; counted by hand below.
+    const std::string zh_short = "备份每天进行。";                                    // 7
+    const std::string zh = "数据库的备份每天凌晨两点进行。恢复需要管理员批准。";     // 15 + 10 = 25
+    const std::string ja = "MX-200の保守契約は2025年3月から2か月に短縮されます。";    // see below: 24
+    const std::string mixed = "The backup runs at 2am. 备份在凌晨两点进行。 See the runbook.";  // 5 + 10 + 3 = 18
+    CHECK(ragpp::count_tokens(zh_short) == 7);
+    CHECK(ragpp::count_tokens(zh) == 25);
+    // MX-200 | の | 保 守 契 約 は | 2025 | 年 | 3 | 月 | か ら | 2 | か | 月 | に | 短 縮 さ れ ま す 。
+    CHECK(ragpp::count_tokens(ja) == 1 + 1 + 5 + 1 + 1 + 1 + 1 + 2 + 1 + 1 + 1 + 1 + 7);
+    CHECK(ragpp::count_tokens(mixed) == 18);
+    CHECK(ragpp::count_tokens("契約の解約予告期間は三か月です。") == 16);  // the example of the header comment
+
+    auto o = fixed(20);
+    o.min_cut_tokens = 5;
+    // Chinese: 7 fit, 13 left; the 25-token passage is cut after its 13th character.
+    const auto ev = EvidenceBuilder(o).build("q", Docs{doc("a", zh_short), doc("b", zh)});
+    REQUIRE(ev.sources.size() == 2);
+    CHECK(ev.sources[0].tokens == 7);
+    CHECK_FALSE(ev.sources[0].truncated);
+    CHECK(ev.sources[1].tokens == 13);
+    CHECK(ev.sources[1].truncated);
+    CHECK(ev.sources[1].text == "数据库的备份每天凌晨两点进 [...]");
+    CHECK(ev.tokens == 20);
+    // Japanese: cut after 10 tokens, between the digit "3" and 月.
+    o.token_budget = 10;
+    const auto jp = EvidenceBuilder(o).build("q", Docs{doc("j", ja)});
+    REQUIRE(jp.sources.size() == 1);
+    CHECK(jp.sources[0].tokens == 10);
+    CHECK(jp.sources[0].text == "MX-200の保守契約は2025年3 [...]");
+    // Mixed English and Chinese: 5 words, then 7 characters.
+    o.token_budget = 12;
+    const auto mx = EvidenceBuilder(o).build("q", Docs{doc("m", mixed)});
+    REQUIRE(mx.sources.size() == 1);
+    CHECK(mx.sources[0].tokens == 12);
+    CHECK(mx.sources[0].text == "The backup runs at 2am. 备份在凌晨两点 [...]");
+    // Under the minimum: after the 7 tokens of zh_short, 5 are left for the Japanese passage
+    // (24), fewer than min_cut_tokens 11: left out.
+    o.token_budget = 12;
+    o.min_cut_tokens = 11;
+    const auto none = EvidenceBuilder(o).build("q", Docs{doc("a", zh_short), doc("j", ja)});
+    REQUIRE(none.sources.size() == 1);
+    CHECK(none.omitted == std::vector<std::string>{"j"});
+    CHECK(none.tokens == 7);
+
+    // A long unspaced passage is not a handful of "words": 300 characters in 3 lines of 100
+    // give 300 tokens, and a budget of 20 keeps exactly the first 20 characters (the
+    // default min_cut_tokens, 40, is larger than the budget: the whole budget is the minimum).
+    std::string line, longer;
+    for (int i = 0; i < 100; ++i) line += "数";
+    longer = line + "\n" + line + " " + line;
+    const auto small = fixed(20);
+    REQUIRE(small.min_cut_tokens == 40);
+    const auto cut = EvidenceBuilder(small).build("q", Docs{doc("z", longer)});
+    REQUIRE(cut.sources.size() == 1);
+    CHECK(cut.sources[0].tokens == 20);
+    CHECK(cut.sources[0].text == line.substr(0, 20 * 3) + " [...]");
+
+    // The budget and the chunker agree: a source made of one chunk costs its size in chunk tokens.
+    const auto parts = chunks_of("zh.md", "# 备份\n\n" + zh + "\n", 10);
+    REQUIRE(parts.size() == 3);  // 25 tokens in parts of at most 10
+    for (const auto& p : parts) {
+        const auto one = EvidenceBuilder(fixed()).build("q", Docs{p});
+        REQUIRE(one.sources.size() == 1);
+        CHECK(one.sources[0].tokens == ragpp::count_tokens(ragpp::raw_span(*p)));
+        CHECK(one.sources[0].tokens <= 10);
+    }
+}
+
+TEST_CASE("Evidence: one note per set of sources, naming every field that differs", "[evidence]") {
+    auto m = [](const char* date, const char* version, const char* status) {
+        ragpp::Metadata md{{"date", ragpp::Date::parse(date)}, {"version", std::string(version)}};
+        if (status) md["status"] = std::string(status);
+        return md;
+    };
+    const auto contract = chunks_of("mx200.md", "# Contract MX-200\n\n## Notice\n\nThree months.\n", 400, 0,
+                                    m("2023-01-10", "1.0", "signed"));
+    const auto amendment = chunks_of("mx200-a1.md", "# Amendment to MX-200\n\n## Article 7\n\nTwo months.\n", 400, 0,
+                                     m("2025-03-01", "2.0", nullptr));
+    const auto ev = EvidenceBuilder(fixed()).build("q", Docs{contract[0], amendment[0]});
+    REQUIRE(ev.flags.size() == 1);
+    CHECK(ev.flags[0].sources == std::vector<std::size_t>{1, 2});
+    CHECK(ev.flags[0].subject == "MX-200");
+    CHECK(ev.flags[0].fields == std::vector<std::string>{"date", "version"});
+    CHECK(ev.flags[0].values == Rows{{"2023-01-10", "2025-03-01"}, {"1.0", "2.0"}});
+    CHECK(ev.flags[0].message ==
+          "Sources [1] and [2] concern MX-200 but differ in date ([1] 2023-01-10, [2] 2025-03-01) and version ([1] 1.0, "
+          "[2] 2.0): if they disagree, give each with its source and say which is more recent.");
+    // Three fields, in stamp_fields order; a field equal in both ("version" below) is not named.
+    auto o = fixed();
+    o.stamp_fields = {"status", "version", "date"};
+    const auto three = EvidenceBuilder(o).build("q", Docs{contract[0], amendment[0]});
+    REQUIRE(three.flags.size() == 1);
+    CHECK(three.flags[0].message ==
+          "Sources [1] and [2] concern MX-200 but differ in status ([1] signed, [2] no status), version ([1] 1.0, [2] "
+          "2.0) and date ([1] 2023-01-10, [2] 2025-03-01): if they disagree, give each with its source and say which "
+          "is more recent.");
+    CHECK(three.flags[0].field == "status, version, date");
+    const auto same_version = chunks_of("mx200-a2.md", "# Amendment 2 to MX-200\n\n## Article 2\n\nFour hours.\n", 400,
+                                        0, m("2024-06-01", "1.0", "signed"));
+    const auto two = EvidenceBuilder(o).build("q", Docs{contract[0], same_version[0]});
+    REQUIRE(two.flags.size() == 1);
+    CHECK(two.flags[0].fields == std::vector<std::string>{"date"});
+    CHECK(two.flags[0].values == Rows{{"2023-01-10", "2024-06-01"}});
+    // One subject shared by both, the same set flagged once although three subjects bring it
+    // (identifier, title and heading path, section title).
+    const auto copy = chunks_of("copy.md", "# Contract MX-200\n\n## Notice\n\nThree months.\n", 400, 0,
+                                m("2024-01-10", "1.1", "signed"));
+    const auto dup = EvidenceBuilder(fixed()).build("q", Docs{contract[0], copy[0]});
+    REQUIRE(dup.flags.size() == 1);
+    CHECK(dup.flags[0].subject == "MX-200");
+    CHECK(dup.render().find("- Sources [1] and [2] concern MX-200 but differ in date ([1] 2023-01-10, [2] 2024-01-10) "
+                            "and version ([1] 1.0, [2] 1.1): ") != std::string::npos);
+}
+
+TEST_CASE("Evidence: one stale note per file, listing its sources", "[evidence]") {
+    // a.md has two sections among the results, b.md one; both changed; c.md did not.
+    const auto a = chunks_of("docs/a.md", "# Router\n\n## Reset\n\nHold 5 s.\n\n## Lights\n\nGreen is fine.\n");
+    const auto b = chunks_of("docs/b.md", "# Modem\n\nRestart it.\n");
+    const auto c = chunks_of("docs/c.md", "# Wifi\n\nUse WPA3.\n");
+    REQUIRE(a.size() == 2);
+    auto result = [](const std::shared_ptr<const Document>& d, bool stale) {
+        ragpp::Result r;
+        r.document = d;
+        r.stale = stale;
+        return r;
+    };
+    const std::vector<ragpp::Result> results{result(a[0], true), result(b[0], true), result(c[0], false),
+                                             result(a[1], true)};
+    const auto ev = EvidenceBuilder(fixed()).build("q", results);
+    REQUIRE(ev.sources.size() == 4);
+    REQUIRE(ev.flags.size() == 2);
+    CHECK(ev.flags[0].field == "stale");
+    CHECK(ev.flags[0].fields == std::vector<std::string>{"stale"});
+    CHECK(ev.flags[0].subject == "docs/a.md");
+    CHECK(ev.flags[0].sources == std::vector<std::size_t>{1, 4});
+    CHECK(ev.flags[0].values == Rows{{"changed", "changed"}});
+    CHECK(ev.flags[0].message == "Sources [1] and [4] come from docs/a.md, which changed after it was indexed: the "
+                                 "quoted text may be outdated; say so if the answer relies on it.");
+    CHECK(ev.flags[1].subject == "docs/b.md");
+    CHECK(ev.flags[1].sources == std::vector<std::size_t>{2});
+    CHECK(ev.flags[1].message ==
+          "Source [2] changed after it was indexed: the quoted text may be outdated; say so if the answer relies on it.");
+    const std::string r = ev.render();
+    CHECK(r.find("Notes:\n- Sources [1] and [4] come from docs/a.md, which changed") != std::string::npos);
+    // Documents without "source" metadata: the file is the path of the section id.
+    const std::vector<ragpp::Result> plain{result(doc("x.md:3", "one"), true), result(doc("x.md:9#2", "two"), true)};
+    const auto ev2 = EvidenceBuilder(fixed()).build("q", plain);
+    REQUIRE(ev2.flags.size() == 1);
+    CHECK(ev2.flags[0].subject == "x.md");
+    CHECK(ev2.flags[0].sources == std::vector<std::size_t>{1, 2});
+}
+
+TEST_CASE("Evidence: a title repeated by the H1 is cited once", "[evidence]") {
+    const std::string body = "# Avenant n°1\n\n## Article 7\n\nLe préavis est réduit à deux mois.\n";
+    auto citation_of = [](const std::string& md) {
+        const auto chunks = chunks_of("avenants/1.md", md);
+        const auto ev = EvidenceBuilder(fixed()).build("q", Docs{chunks.back()});
+        REQUIRE(ev.sources.size() == 1);
+        return ev.sources[0].citation;
+    };
+    // Front matter whose title is the H1.
+    CHECK(citation_of("---\ntitle: Avenant n°1\ndate: 2025-03-01\n---\n" + body) ==
+          "avenants/1.md:7, Avenant n°1 > Article 7 (date 2025-03-01)");
+    // No front matter: the H1 is the title.
+    CHECK(citation_of(body) == "avenants/1.md:3, Avenant n°1 > Article 7");
+    // The same title with invisible differences: a no-break space (U+00A0) after "n°", two
+    // spaces, a trailing narrow no-break space (U+202F), a zero-width space.
+    CHECK(citation_of("---\ntitle: \"Avenant  n°\u00a01\u202f\"\n---\n# Avenant n° 1\n\n## Article 7\n\nx\n") ==
+          "avenants/1.md:6, Avenant n° 1 > Article 7");
+    CHECK(citation_of("---\ntitle: Avenant n°1\n---\n# Avenant\u200b n°1\n\n## Article 7\n\nx\n") ==
+          "avenants/1.md:6, Avenant n°1 > Article 7");  // neutralize() drops the zero-width space
+    // A title that differs from the H1 stays: "Avenant n°1 > Article 7" under "Contrat MX-200".
+    CHECK(citation_of("---\ntitle: Contrat MX-200\n---\n" + body) ==
+          "avenants/1.md:6, Contrat MX-200 > Avenant n°1 > Article 7");
+    // The context line the indexes see says it once too, and raw_span still recognises it.
+    const auto chunks = chunks_of("avenants/1.md", "---\ntitle: Avenant n°1\n---\n" + body);
+    REQUIRE(chunks.size() == 1);
+    CHECK(chunks[0]->text == "Avenant n°1 > Article 7\nLe préavis est réduit à deux mois.");
+    Document without_offset = *chunks[0];
+    without_offset.metadata.erase("raw_offset");
+    CHECK(ragpp::raw_span(without_offset) == "Le préavis est réduit à deux mois.");
 }

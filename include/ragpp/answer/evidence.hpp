@@ -14,7 +14,8 @@
 //   <<<END EVIDENCE 5f1c0e9a2b7d>>>
 //
 //   Notes:
-//   - [1] and [2] both concern MX-200 but differ in date: [1] undated, [2] 2025-03-01. ...
+//   - Sources [1] and [2] concern MX-200 but differ in date ([1] 2023-01-10, [2] 2025-03-01)
+//     and version ([1] 1.0, [2] 2.0): if they disagree, give each with its source ...
 //
 //   Question: <the question>
 //
@@ -24,30 +25,37 @@
 // previous last_line + 1) are merged into one text (the words shared by the end of one
 // and the start of the next are written once). Sources are numbered in the order of
 // their best-ranked chunk. Its citation is "path:line, Title > Heading > Subheading"
-// plus "(date D, version V)" when the metadata has them.
+// (the chunker's context line: a title that reads as the first heading, as a Markdown
+// front-matter title repeating the H1, is written once) plus "(date D, version V)"
+// when the metadata has them.
 //
 // The passage text is the chunk's raw span, not the context line the indexes saw
 // (raw_span below). Neighbour expansion (optional, capped) adds the chunks around each
 // result, as given by a NeighbourFn (collection_neighbours() makes one from a
 // Collection's chunks).
 //
-// Budget: a source's size is its number of whitespace-separated tokens (as the
-// chunker counts). Sources are taken in order while they fit in `token_budget`; the
-// first one that does not fit is cut at a token boundary (and marked "[...]") when at
-// least `min_cut_tokens` remain, else left out; every later source that fits is still
-// taken. Left-out chunk ids are listed in Evidence::omitted.
+// Budget: a source's size is its number of tokens as the chunker counts them
+// (count_tokens, chunk/chunk.hpp "Tokens"): a whitespace-separated word, except that
+// each Han, kana, CJK or fullwidth punctuation character is a token of its own, so
+// "契約の解約予告期間は三か月です。" is 16 tokens, not 1. Sources are taken in order while
+// they fit in `token_budget`; the first one that does not fit is cut after its last
+// token that fits (between two such characters, never inside a UTF-8 sequence, and
+// marked " [...]") when at least `min_cut_tokens` remain (or the whole budget, when it
+// is smaller), else left out; every later source that fits is still taken. Left-out chunk ids are listed in Evidence::omitted.
 //
 // Versions. Two sources that share a subject and whose stamp fields ("date", "version"
 // by default) differ are flagged, so the answer can give both values (a contract
-// saying three months, its later amendment saying two). Subjects, in this order (a set
-// of sources flagged for a field under one is not flagged again under the next): an
+// saying three months, its later amendment saying two). Subjects, in this order: an
 // identifier such as "MX-200" in their title or headings; the same title and heading
 // path; the same heading path under different titles ("Install > Ports" of the 1.0 and
-// the 2.0 guide); the same section title ("Ports": the section's own heading).
+// the 2.0 guide); the same section title ("Ports": the section's own heading). One
+// flag (one note) per set of sources: it names every field in which they differ, under
+// the first subject that brings the set; a field found again for the same set under a
+// later subject is not repeated.
 //
-// Stale sources. A Result marked `stale` (its source changed after it was indexed, see
-// engine/engine.hpp) adds a note (a flag of field "stale") telling the model that the
-// quoted text may be outdated.
+// Stale sources. Results marked `stale` (their source file changed after it was
+// indexed, see engine/engine.hpp) add one note per file (a flag of field "stale"
+// listing that file's sources) telling the model that the quoted text may be outdated.
 //
 // Forgery. Passages and citations go through neutralize() (answer/neutralize.hpp): a
 // document cannot write a source marker, a delimiter or an instruction line. Every
@@ -88,7 +96,6 @@
 #include <ragpp/core/types.hpp>
 #include <ragpp/detail/hash.hpp>
 #include <ragpp/detail/identifiers.hpp>
-#include <ragpp/detail/whitespace.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
 namespace ragpp {
@@ -104,9 +111,12 @@ inline constexpr std::string_view default_evidence_instructions =
 enum class NonceMode { random, content_hash };
 
 struct EvidenceOptions {
-    /// Tokens of passage text in the block (see the header comment).
+    /// Tokens of passage text in the block, counted as the chunker counts (count_tokens):
+    /// whitespace-separated words, each Han, kana, CJK or fullwidth punctuation character
+    /// a token of its own. A source cut to fit ends between two tokens.
     std::size_t token_budget = 1500;
-    /// A source cut to fit keeps at least this many tokens, else it is left out.
+    /// A source cut to fit keeps at least this many tokens, else it is left out; a budget
+    /// smaller than this lets the first source be cut to the whole budget.
     std::size_t min_cut_tokens = 40;
     /// The caller's instructions ("{nonce}" is replaced).
     std::string instructions = std::string(default_evidence_instructions);
@@ -146,12 +156,20 @@ struct EvidenceSource {
     std::map<std::string, std::string> stamps;
 };
 
-/// Sources of one subject whose stamps differ.
+/// A note on a set of sources: sources of one subject whose stamps differ (one flag per
+/// set, naming every field that differs), or the sources of one file that changed
+/// after it was indexed (field "stale").
 struct EvidenceFlag {
-    std::vector<std::size_t> sources;  // numbers
+    std::vector<std::size_t> sources;  // numbers, ascending
+    /// "MX-200", "the section \"Setup > Ports\"", ...; for "stale", the file's path.
     std::string subject;
+    /// The fields that differ, in EvidenceOptions::stamp_fields order; {"stale"} for a stale note.
+    std::vector<std::string> fields;
+    /// One row per field: values[k][i] is fields[k] of sources[i] ("no date", "no version"
+    /// when absent; "changed" for stale).
+    std::vector<std::vector<std::string>> values;
+    /// `fields` joined by ", " ("date", "date, version", "stale"): one string to print or compare.
     std::string field;
-    std::vector<std::string> values;   // per source, "undated"/"unversioned" when absent
     std::string message;
 };
 
@@ -263,19 +281,35 @@ public:
     [[nodiscard]] Evidence build(std::string_view question, std::span<const Result> results,
                                  const NeighbourFn& neighbours = {}) const {
         std::vector<std::shared_ptr<const Document>> docs;
-        std::set<std::string> stale;
+        std::map<std::string, std::string> stale;  // chunk id -> its file
         for (const auto& r : results)
             if (r.document) {
                 docs.push_back(r.document);
-                if (r.stale) stale.insert(r.document->id);
+                if (r.stale) stale.emplace(r.document->id, file_of(*r.document));
             }
         Evidence ev = build(question, std::span<const std::shared_ptr<const Document>>(docs), neighbours);
-        // Results flagged stale (their source changed after indexing): a note per source.
+        // Results flagged stale (their file changed after indexing): a note per file, in
+        // the order of its first source.
+        std::vector<EvidenceFlag> notes;
+        std::map<std::string, std::size_t> note_of;  // file -> index in notes
         for (const auto& s : ev.sources)
-            if (std::any_of(s.chunk_ids.begin(), s.chunk_ids.end(), [&](const auto& id) { return stale.count(id) != 0; }))
-                ev.flags.push_back({{s.number}, s.location, "stale", {"changed"},
-                                    "Source [" + std::to_string(s.number) + "] changed after it was indexed: the "
-                                    "quoted text may be outdated; say so if the answer relies on it."});
+            for (const auto& id : s.chunk_ids)
+                if (auto it = stale.find(id); it != stale.end()) {
+                    auto [pos, fresh] = note_of.emplace(it->second, notes.size());
+                    if (fresh) notes.push_back({{}, neutralize(it->second, true), {"stale"}, {{}}, "stale", {}});
+                    notes[pos->second].sources.push_back(s.number);
+                    notes[pos->second].values[0].push_back("changed");
+                    break;
+                }
+        for (auto& f : notes) {
+            f.message = f.sources.size() == 1
+                            ? "Source [" + std::to_string(f.sources[0]) + "] changed after it was indexed: the quoted "
+                              "text may be outdated; say so if the answer relies on it."
+                            : "Sources " + detail::evidence::number_list(f.sources) + " come from " + f.subject +
+                                  ", which changed after it was indexed: the quoted text "
+                                  "may be outdated; say so if the answer relies on it.";
+            ev.flags.push_back(std::move(f));
+        }
         return ev;
     }
 
@@ -360,10 +394,11 @@ public:
         Evidence ev;
         ev.question = std::string(question);
         std::size_t used = 0;
+        const std::size_t min_cut = std::min(options_.min_cut_tokens, options_.token_budget);
         for (auto& s : sources) {
             const std::size_t left = options_.token_budget - used;
             if (s.tokens > left) {
-                if (left >= options_.min_cut_tokens && left > 0) {
+                if (left >= min_cut && left > 0) {
                     const auto toks = tokens_of(s.text);
                     const auto& lastk = toks[left - 1];
                     s.text = s.text.substr(0, static_cast<std::size_t>(lastk.data() + lastk.size() - s.text.data())) + " [...]";
@@ -407,6 +442,17 @@ private:
         if (const std::string* t = string_field(d.metadata, "title"); t && !t->empty()) return neutralize(*t, true);
         return {};
     }
+    /// The file of a chunk: metadata "source", else the path of its section id ("a.md:3" -> "a.md").
+    static std::string file_of(const Document& d) {
+        if (const std::string* s = detail::evidence::string_field(d.metadata, "source"); s && !s->empty()) return *s;
+        const std::string* sec = detail::evidence::string_field(d.metadata, "section");
+        const std::string_view id = sec ? std::string_view(*sec) : section_of(d.id);
+        const auto colon = id.rfind(':');
+        if (colon != std::string_view::npos && colon + 1 < id.size() &&
+            id.find_first_not_of("0123456789", colon + 1) == std::string_view::npos)
+            return std::string(id.substr(0, colon));
+        return std::string(id);
+    }
     static std::string stamps_text(const std::map<std::string, std::string>& stamps) {
         std::string st;
         for (const auto& [f, v] : stamps) st += (st.empty() ? "" : ", ") + f + " " + v;
@@ -432,10 +478,17 @@ private:
         std::vector<std::pair<std::string, std::vector<std::size_t>>> subjects;
         for (auto& by_subject : by_kind)
             for (auto& entry : by_subject) subjects.emplace_back(entry.first, std::move(entry.second));
+        // One flag per set of sources, under the first subject that brings it, naming every
+        // field that differs (the same under any subject: the stamps are the sources').
         std::vector<EvidenceFlag> out;
-        std::set<std::pair<std::vector<std::size_t>, std::string>> done;
+        std::set<std::vector<std::size_t>> done;  // source numbers
         for (const auto& [subject, idx] : subjects) {
             if (idx.size() < 2) continue;
+            EvidenceFlag f;
+            for (std::size_t i : idx) f.sources.push_back(sources[i].number);
+            if (done.count(f.sources) != 0) continue;
+            f.subject = subject;
+            std::string diffs;
             for (const auto& field : options_.stamp_fields) {
                 std::vector<std::string> values;
                 bool any = false;
@@ -446,24 +499,21 @@ private:
                 }
                 if (!any || std::all_of(values.begin(), values.end(), [&](const auto& v) { return v == values[0]; }))
                     continue;
-                std::vector<std::size_t> numbers;
-                for (std::size_t i : idx) numbers.push_back(sources[i].number);
-                if (!done.insert({numbers, field}).second) continue;
-                EvidenceFlag f;
-                f.sources = numbers;
-                f.subject = subject;
-                f.field = field;
-                f.values = values;
-                std::string list, vals;
-                for (std::size_t k = 0; k < numbers.size(); ++k) {
-                    const std::string n = "[" + std::to_string(numbers[k]) + "]";
-                    list += (k == 0 ? "" : k + 1 == numbers.size() ? " and " : ", ") + n;
-                    vals += (k ? ", " : "") + n + " " + values[k];
-                }
-                f.message = "Sources " + list + " concern " + f.subject + " but differ in " + field + " (" + vals +
-                            "): if they disagree, give each with its source and say which is more recent.";
-                out.push_back(std::move(f));
+                f.fields.push_back(field);
+                f.values.push_back(std::move(values));
             }
+            if (f.fields.empty()) continue;
+            done.insert(f.sources);
+            for (std::size_t k = 0; k < f.fields.size(); ++k) {
+                std::string vals;
+                for (std::size_t i = 0; i < f.sources.size(); ++i)
+                    vals += (i ? ", [" : "[") + std::to_string(f.sources[i]) + "] " + f.values[k][i];
+                diffs += (k == 0 ? "" : k + 1 == f.fields.size() ? " and " : ", ") + f.fields[k] + " (" + vals + ")";
+                f.field += (k ? ", " : "") + f.fields[k];
+            }
+            f.message = "Sources " + number_list(f.sources) + " concern " + f.subject + " but differ in " + diffs +
+                        ": if they disagree, give each with its source and say which is more recent.";
+            out.push_back(std::move(f));
         }
         return out;
     }

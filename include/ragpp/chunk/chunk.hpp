@@ -5,13 +5,15 @@
 // heading's text; "path:line#2", "#3"... for further parts of a long section), its
 // first and last line, its heading path, its position in the document and the
 // document's metadata. Its indexed `text` starts with a context line
-// ("Title > Section > Subsection"); its `raw` span is kept for citation.
+// ("Title > Section > Subsection", the title left out when it reads as the first
+// heading: context_line in chunk/detail/chunk.hpp); its `raw` span is kept for citation.
 //
 // Tokens. A token is a whitespace-separated word: a maximal run of bytes other than
 // ASCII space, tab, LF, CR, FF and VT; except that a Chinese or Japanese character
 // (Han, kana, CJK and fullwidth punctuation, see cjk_length), written without spaces,
 // is a token of its own. Cuts fall between tokens: never inside a UTF-8 sequence, nor
-// inside a word of a script written with spaces.
+// inside a word of a script written with spaces. count_tokens() counts them (the
+// evidence budget, answer/evidence.hpp, uses it too).
 //
 // Splitting. A section whose body has at most `max_tokens` tokens is one chunk.
 // A longer one is cut into parts: each part ends at the strongest boundary among its
@@ -48,6 +50,13 @@ namespace ragpp {
     if (hash == std::string_view::npos || hash + 1 == chunk_id.size()) return chunk_id;
     if (chunk_id.substr(hash + 1).find_first_not_of("0123456789") != std::string_view::npos) return chunk_id;
     return chunk_id.substr(0, hash);
+}
+
+/// The number of tokens of `text` as the chunker counts them ("Tokens" above: "数据库"
+/// is 3 tokens, "MX-200 の契約" 3). ChunkOptions::max_tokens and
+/// EvidenceOptions::token_budget are in these units.
+[[nodiscard]] inline std::size_t count_tokens(std::string_view text) {
+    return detail::chunking::tokens_of(text).size();
 }
 
 /// The text chunk offsets and lines refer to: the input without a leading UTF-8 BOM,

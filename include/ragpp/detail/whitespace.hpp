@@ -1,6 +1,6 @@
 // ragpp detail: splitting at ASCII whitespace (space, \t, \n, \r, \f, \v), the one
 // splitter of the library (WhitespaceAnalyzer, BM25's query title keys, the proximity
-// reranker, evidence joining).
+// reranker).
 #pragma once
 
 #include <cstddef>

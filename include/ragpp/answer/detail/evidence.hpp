@@ -11,8 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include <ragpp/chunk/detail/chunk.hpp>
 #include <ragpp/detail/identifiers.hpp>
-#include <ragpp/detail/whitespace.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 
 namespace ragpp {
@@ -48,9 +48,9 @@ namespace detail::evidence {
         v);
 }
 
-[[nodiscard]] inline std::vector<std::string_view> tokens_of(std::string_view s) {
-    return detail::split_words(s);
-}
+/// The tokens of `s` as the chunker counts them (chunk/chunk.hpp, "Tokens"): the
+/// chunker's own function, so a budget and a chunk size are in the same units.
+using ragpp::detail::chunking::tokens_of;
 
 /// `a` followed by `b`, the longest run of tokens ending `a` and starting `b` written
 /// once; `b` dropped when `a` contains it.
@@ -70,6 +70,14 @@ namespace detail::evidence {
 }
 
 using ragpp::detail::identifiers;
+
+/// "[1]", "[1] and [2]", "[1], [2] and [3]".
+[[nodiscard]] inline std::string number_list(const std::vector<std::size_t>& numbers) {
+    std::string out;
+    for (std::size_t k = 0; k < numbers.size(); ++k)
+        out += (k == 0 ? "" : k + 1 == numbers.size() ? " and " : ", ") + ("[" + std::to_string(numbers[k]) + "]");
+    return out;
+}
 
 [[nodiscard]] inline std::string hex(std::uint64_t v, std::size_t digits) {
     static constexpr char h[] = "0123456789abcdef";

@@ -124,6 +124,30 @@ enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph
     return cjk ? len : 0;
 }
 
+/// The end of the token that starts at s[b], a byte that is not a space: one CJK
+/// character (cjk_length), else the run of bytes up to the next space or CJK character.
+[[nodiscard]] inline std::size_t token_end(std::string_view s, std::size_t b) noexcept {
+    if (const std::size_t len = cjk_length(s, b); len != 0) return b + len;
+    std::size_t i = b;
+    while (i < s.size() && !is_space(s[i]) && cjk_length(s, i) == 0) ++i;
+    return i;
+}
+
+/// The tokens of `s`, in order (the chunker's rule, see "Tokens" in chunk.hpp).
+[[nodiscard]] inline std::vector<std::string_view> tokens_of(std::string_view s) {
+    std::vector<std::string_view> out;
+    for (std::size_t i = 0; i < s.size();) {
+        if (is_space(s[i])) {
+            ++i;
+            continue;
+        }
+        const std::size_t e = token_end(s, i);
+        out.push_back(s.substr(i, e - i));
+        i = e;
+    }
+    return out;
+}
+
 /// Whether a word ends a sentence: ., !, ? (or their CJK forms), possibly followed by
 /// closing quotes or brackets.
 [[nodiscard]] inline bool ends_sentence(std::string_view w) noexcept {
@@ -166,14 +190,8 @@ enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph
         for (std::size_t i = 0; i < s.size();) {
             while (i < s.size() && is_space(s[i])) ++i;
             if (i >= s.size()) break;
-            // A token: a run of non-space bytes up to a CJK character, or one CJK character.
             const std::size_t b = i;
-            const std::size_t len = cjk_length(s, i);
-            if (len != 0) {
-                i += len;
-            } else {
-                while (i < s.size() && !is_space(s[i]) && cjk_length(s, i) == 0) ++i;
-            }
+            i = token_end(s, i);
             Word w{base + b, base + i, ln, word_boundary, structured};
             const bool after_sentence =
                 !out.empty() && ends_sentence(std::string_view(lines.text).substr(out.back().begin,
@@ -241,15 +259,55 @@ enum Strength : int { word_boundary = 0, line_break = 1, sentence = 2, paragraph
     return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
-/// The context line: the document title (metadata "title", when it is a string not
-/// equal to the first heading), then the non-empty headings, joined by " > "; the
-/// file name when both are missing.
+/// `s` as it reads: zero-width characters (U+200B-U+200D, U+2060, U+FEFF) removed, each
+/// run of spaces (ASCII, U+00A0, U+2000-U+200A, U+202F, U+205F, U+3000) one ASCII space,
+/// none at either end. A title and a heading with the same form are the same text.
+[[nodiscard]] inline std::string reading_form(std::string_view s) {
+    std::string out;
+    bool space = false;
+    for (std::size_t i = 0; i < s.size();) {
+        const std::string_view r = s.substr(i);
+        std::size_t len = 0;
+        bool blank = false;
+        if (is_space(s[i])) {
+            len = 1;
+            blank = true;
+        } else if (r.starts_with("\xC2\xA0")) {
+            len = 2;
+            blank = true;
+        } else if (r.size() >= 3 && r.starts_with("\xE2\x80") && static_cast<unsigned char>(r[2]) >= 0x80 &&
+                   static_cast<unsigned char>(r[2]) <= 0x8D) {
+            len = 3;
+            blank = static_cast<unsigned char>(r[2]) <= 0x8A;  // U+2000-U+200A; U+200B-U+200D are zero-width
+        } else if (r.starts_with("\xE2\x80\xAF") || r.starts_with("\xE2\x81\x9F") || r.starts_with("\xE3\x80\x80")) {
+            len = 3;
+            blank = true;
+        } else if (r.starts_with("\xE2\x81\xA0") || r.starts_with("\xEF\xBB\xBF")) {
+            len = 3;  // zero-width
+        }
+        if (len == 0) {
+            if (space && !out.empty()) out.push_back(' ');
+            space = false;
+            out.push_back(s[i++]);
+            continue;
+        }
+        space = space || blank;
+        i += len;
+    }
+    return out;
+}
+
+/// The context line: the document title (metadata "title", when it is a non-empty
+/// string that does not read as the first heading, see reading_form: a Markdown file
+/// whose front-matter title repeats its H1 names it once), then the non-empty
+/// headings, joined by " > "; the file name when both are missing.
 [[nodiscard]] inline std::string context_line(std::string_view path, const Metadata& metadata,
                                               const std::vector<std::string>& heading_path) {
     std::vector<std::string_view> parts;
     if (auto it = metadata.find("title"); it != metadata.end()) {
-        if (const auto* t = std::get_if<std::string>(&it->second); t && !t->empty() &&
-                                                                   (heading_path.empty() || heading_path.front() != *t))
+        if (const auto* t = std::get_if<std::string>(&it->second);
+            t && !t->empty() &&
+            (heading_path.empty() || reading_form(heading_path.front()) != reading_form(*t)))
             parts.emplace_back(*t);
     }
     for (const auto& h : heading_path)
