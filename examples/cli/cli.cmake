@@ -243,6 +243,14 @@ add_test(NAME cli.ask.seed_refusal_shared_words
     "-DARGS=ask|${_eval_out}/seed|--json|Quel est le délai de livraison de la presse MX-300 ?" -DEXPECT_RC=0 -DPRINT=ON -P ${_chunk_run})
 set_tests_properties(cli.ask.seed_refusal_shared_words PROPERTIES FIXTURES_REQUIRED cli_seed_index
   PASS_REGULAR_EXPRESSION "\"answered\": false.*\"reasons\": \\[\n *\"2 question words occur in no passage of the index: MX-300, livraison\"")
+# A made-up identifier (the ORA-01555 page exists, ORA-99999 nowhere) is refused, and
+# the reason names it first.
+add_test(NAME cli.ask.made_up_identifier
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> "-DARGS=ask|${_eval_out}/index|What does ORA-99999 mean?"
+    -DEXPECT_RC=0 -DPRINT=ON -P ${_chunk_run})
+set_tests_properties(cli.ask.made_up_identifier PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
+  "No answer: [^\n]*\nBest passage found: database.rst:4[^\n]*\nWhy it was not enough:\n  - 1 question word occurs in no passage of the index: ORA-99999\n"
+  FAIL_REGULAR_EXPRESSION "<<<EVIDENCE")
 # eval prints the abstention table when the set has unanswerable questions.
 add_test(NAME cli.eval.abstention
   COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode hybrid --rerank none --rerank proximity

@@ -126,7 +126,8 @@ int run_ask(cli::ArgParser& p) {
                                {"text", s.text}});
         nlohmann::json flags = nlohmann::json::array();
         for (const auto& f : ev.flags)
-            flags.push_back({{"sources", f.sources}, {"subject", f.subject}, {"field", f.field}, {"values", f.values},
+            flags.push_back({{"sources", f.sources}, {"subject", f.subject}, {"field", f.field}, {"fields", f.fields},
+                             {"values", f.values},
                              {"message", f.message}});
         j["evidence"] = {{"nonce", ev.nonce}, {"sources", sources}, {"flags", flags}, {"omitted", ev.omitted},
                          {"tokens", ev.tokens}, {"prompt", ev.render()}};
@@ -158,7 +159,10 @@ const cli::Register reg{{"ask", "the evidence block for a question (numbered, ci
                                  .option("passages", "N", "results passed on as evidence, at most", "5")
                                  .option("relative-floor", "X",
                                          "with a reranker, drop results scoring below X times the best one's score", "0.5")
-                                 .option("budget", "N", "tokens of passage text in the evidence", "1500")
+                                 .option("budget", "N",
+                                         "tokens of passage text in the evidence, counted as the chunker counts "
+                                         "(whitespace-separated words; each Chinese or Japanese character one)",
+                                         "1500")
                                  .option("neighbours", "R", "add the chunks within R positions of each result", "0")
                                  .option("max-neighbours", "N", "at most N chunks added by --neighbours", "4")
                                  .option("instructions", "FILE",
