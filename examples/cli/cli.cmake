@@ -249,7 +249,7 @@ add_test(NAME cli.ask.made_up_identifier
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> "-DARGS=ask|${_eval_out}/index|What does ORA-99999 mean?"
     -DEXPECT_RC=0 -DPRINT=ON -P ${_chunk_run})
 set_tests_properties(cli.ask.made_up_identifier PROPERTIES FIXTURES_REQUIRED cli_small_index PASS_REGULAR_EXPRESSION
-  "No answer: [^\n]*\nBest passage found: database.rst:4[^\n]*\nWhy it was not enough:\n  - 1 question word occurs in no passage of the index: ORA-99999\n"
+  "No answer: [^\n]*\nBest passage found: database.rst:4[^\n]*\nWhy it was not enough:\n  - 2 question words occur in no passage of the index: ORA-99999, mean\n"
   FAIL_REGULAR_EXPRESSION "<<<EVIDENCE")
 # eval prints the abstention table when the set has unanswerable questions.
 add_test(NAME cli.eval.abstention
