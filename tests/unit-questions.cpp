@@ -53,6 +53,23 @@ TEST_CASE("TSV question sets", "[questions]") {
     CHECK(set[1].relevant.empty());
     CHECK(set[2].id == "q3");
     CHECK_THROWS_WITH(parse_questions_tsv("ok\ta:1\n\tb:2\n", "q.tsv"), Catch::Contains("q.tsv:2: column 1"));
+    // Spaces where tabs belong: no label anywhere is an error naming the first line.
+    CHECK_THROWS_WITH(parse_questions_tsv("# set\nhow to X a.md:3\nwhat is Y c.rst:1\n", "q.tsv"),
+                      Catch::Contains("q.tsv:2: no tab in the file"));
+}
+
+TEST_CASE("resolve_labels: a label on a line inside a section counts for the section", "[questions]") {
+    const std::vector<std::string> chunks{"a.md:3", "a.md:3#2", "a.md:20", "b.md:1"};
+    const std::vector<ChunkLines> lines{{"a.md", "a.md:3", 3, 12}, {"a.md", "a.md:3", 10, 18}, {"a.md", "a.md:20", 20, 30},
+                                        {"b.md", "b.md:1", 1, 4}};
+    QuestionSet set(2);
+    set[0].relevant = {{"a.md:7", 1.0}, {"notes/a.md:25", 2.0}};
+    set[1].relevant = {{"a.md:19", 1.0}, {"c.md:2", 1.0}};
+    const auto check = resolve_labels(set, chunks, {"notes/"}, lines);
+    CHECK(check.inside_section == 2);
+    CHECK(check.unmatched == std::vector<std::string>{"a.md:19", "c.md:2"});  // line 19: between sections
+    CHECK(set[0].relevant == Judgments<std::string>{{"a.md:3", 1.0}, {"a.md:20", 2.0}});
+    CHECK(set[1].relevant == Judgments<std::string>{{"a.md:19", 1.0}, {"c.md:2", 1.0}});
 }
 
 TEST_CASE("labels match every chunk of their section, and bare paths every chunk of their file", "[questions]") {

@@ -532,3 +532,25 @@ add_test(NAME cli.scenario.check
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDIR=${CMAKE_CURRENT_BINARY_DIR}/cli-check -P
           ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_scenario.cmake)
 set_tests_properties(cli.scenario.check PROPERTIES PASS_REGULAR_EXPRESSION "check scenario: all steps passed")
+
+# --- loud when the world moved ------------------------------------------------------
+# Loud when the world moved (moved_corpus.cmake), a filter on a field no chunk has, a
+# group name with spaces around it, labels in notes the reader cannot read or on a line
+# inside a section, a TSV with spaces for tabs.
+add_test(NAME cli.loud.moved_corpus
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDATA=${_eval_data}/corpus
+    -DWORK=${_eval_out}/moved-corpus -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/moved_corpus.cmake)
+set_tests_properties(cli.loud.moved_corpus PROPERTIES PASS_REGULAR_EXPRESSION "moved corpus: search, ask and check say so")
+ragpp_cli_expect(loud.filter_unknown_field 0
+  "note: no chunk the reader may read matches the filter '\\(typ=contract\\)': no chunk has the field 'typ'; the fields chunks have: [^\n]*source"
+  search ${_idx} --filter typ=contract notice)
+ragpp_cli_expect(loud.filter_unknown_value 0
+  "note: no chunk the reader may read matches the filter '\\(source=nowhere.md\\)': no chunk has the value asked"
+  search ${_idx} --filter source=nowhere.md notice)
+ragpp_cli_expect(loud.labels_hidden_and_inside 0
+  "note: 1 relevance label\\(s\\) name a line inside a section.*warning: 1 relevance label\\(s\\) are in documents this reader may not read \\(--as/--as-all\\): they can only be missed: secret.md:6"
+  eval access labels-hidden.tsv --mode bm25 --k 1)
+# --as " admins": spaces around a group name are not part of it.
+add_test(NAME cli.loud.as_trimmed COMMAND ragpp_cli search ${_sc}/idx "--as= admins , sales" "admin password rotation")
+set_tests_properties(cli.loud.as_trimmed PROPERTIES FIXTURES_REQUIRED cli_scenario PASS_REGULAR_EXPRESSION "admins.md:")
+ragpp_cli_expect(loud.tsv_without_tabs 1 "spaces.tsv:1: no tab in the file" eval corpus spaces.tsv --mode bm25)

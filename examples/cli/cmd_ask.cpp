@@ -93,7 +93,10 @@ int run_ask(cli::ArgParser& p) {
         j["best"] = a.passages.empty()
                         ? nlohmann::json(nullptr)
                         : nlohmann::json{{"id", a.passages.front().document->id}, {"citation", best}};
-        j["reasons"] = a.reasons;
+        auto reasons = a.reasons;
+        if (a.passages.empty())
+            if (auto hint = engine.filter_hint(q.filter, q.principal); !hint.empty()) reasons.push_back(hint);
+        j["reasons"] = reasons;
         if (p.has("json")) {
             std::cout << j.dump(2) << "\n";
             return 0;
@@ -103,7 +106,7 @@ int run_ask(cli::ArgParser& p) {
                     fmt(a.confidence).c_str(), fmt(a.min_confidence).c_str());
         if (!best.empty()) std::printf("Best passage found: %s\n", best.c_str());
         std::printf("Why it was not enough:\n");
-        for (const auto& r : a.reasons) std::printf("  - %s\n", r.c_str());
+        for (const auto& r : reasons) std::printf("  - %s\n", r.c_str());
         return 0;
     }
 

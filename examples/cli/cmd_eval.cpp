@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <span>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 namespace {
 
@@ -166,8 +168,22 @@ int run_eval(cli::ArgParser& p) {
     std::unordered_map<std::string, std::string> texts;
     // The docnos a run may hold: chunk ids as TREC tokens (and their documents with --run-match document).
     std::unordered_set<std::string> known_docnos;
+    std::vector<ragpp::ChunkLines> lines;  // for labels written on a line inside a section
     engine.for_each_chunk([&](const ragpp::Document& d) {
         chunk_ids.push_back(d.id);
+        auto text_of = [&](const char* key) -> const std::string* {
+            const auto it = d.metadata.find(key);
+            return it == d.metadata.end() ? nullptr : std::get_if<std::string>(&it->second);
+        };
+        auto number_of = [&](const char* key) -> double {
+            const auto it = d.metadata.find(key);
+            const double* v = it == d.metadata.end() ? nullptr : std::get_if<double>(&it->second);
+            return v ? *v : 0.0;
+        };
+        if (const auto* source = text_of("source"))
+            if (const auto* section = text_of("section"))
+                lines.push_back({*source, *section, static_cast<std::size_t>(number_of("first_line")),
+                                 static_cast<std::size_t>(number_of("last_line"))});
         if (answers) texts.emplace(d.id, d.text);
         if (!runs.empty()) {
             known_docnos.insert(ragpp::trec_id(d.id));
@@ -175,7 +191,7 @@ int run_eval(cli::ArgParser& p) {
         }
     });
     const std::string example_chunk = chunk_ids.empty() ? std::string("(none)") : chunk_ids.front();
-    const auto check = ragpp::resolve_labels(questions, std::move(chunk_ids), corpus_prefixes(p.get("CORPUS")));
+    const auto check = ragpp::resolve_labels(questions, std::move(chunk_ids), corpus_prefixes(p.get("CORPUS")), lines);
     if (check.none_match())
         throw ragpp::NotFoundError("question set '" + p.get("QUESTIONS") + "': none of its " +
                                    std::to_string(check.labels) + " relevance labels matches a chunk of '" +
@@ -184,6 +200,34 @@ int run_eval(cli::ArgParser& p) {
                                    "the corpus folder or to its parent");
 
     const auto& unmatched = check.unmatched;
+    if (check.inside_section > 0)
+        std::fprintf(stderr, "note: %zu relevance label(s) name a line inside a section: they count for that section "
+                             "(its id is the line of its heading)\n", check.inside_section);
+    // Labels the reader cannot reach: every chunk they match is in a document it may not read.
+    {
+        auto readable = engine.readable_chunk_ids(principal);
+        std::sort(readable.begin(), readable.end());  // a label matches chunk ids that start with it
+        std::set<std::string> labels;
+        for (const auto& q : questions)
+            for (const auto& [label, grade] : q.relevant)
+                if (grade > 0) labels.insert(label);
+        std::vector<std::string> hidden;
+        for (const auto& label : labels) {
+            if (std::find(unmatched.begin(), unmatched.end(), label) != unmatched.end()) continue;
+            bool reached = false;
+            for (auto it = std::lower_bound(readable.begin(), readable.end(), label);
+                 !reached && it != readable.end() && it->compare(0, label.size(), label) == 0; ++it)
+                reached = ragpp::label_matches(label, *it);
+            if (!reached) hidden.push_back(label);
+        }
+        if (!hidden.empty()) {
+            std::fprintf(stderr, "warning: %zu relevance label(s) are in documents this reader may not read "
+                                 "(--as/--as-all): they can only be missed:", hidden.size());
+            for (std::size_t i = 0; i < std::min<std::size_t>(5, hidden.size()); ++i)
+                std::fprintf(stderr, " %s", hidden[i].c_str());
+            std::fprintf(stderr, "%s\n", hidden.size() > 5 ? " ..." : "");
+        }
+    }
     if (check.resolved > 0)
         std::fprintf(stderr, "note: %zu relevance label(s) matched once the corpus folder's path was removed from "
                              "their start\n", check.resolved);

@@ -45,6 +45,9 @@ int run_search(cli::ArgParser& p) {
     const auto found = engine.search(p.get("QUERY"), q);
     cli::warn_stale(found.stale_sources);
     const auto& results = found.results;
+    // A filter that matches nothing the reader may read: say why (a misspelt field).
+    const std::string hint = results.empty() ? engine.filter_hint(filter, q.principal) : std::string();
+    if (!hint.empty()) std::fprintf(stderr, "note: %s\n", hint.c_str());
     const char* names[] = {"bm25", "vector"};
     const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());
     if (p.has("json")) {
@@ -64,6 +67,7 @@ int run_search(cli::ArgParser& p) {
         }
         nlohmann::json out{{"mode", cli::mode_name(mode)}, {"vector_list_used", note.empty()}};
         if (!note.empty()) out["vector_list_note"] = note;
+        if (!hint.empty()) out["filter_note"] = hint;
         out["results"] = std::move(j);
         std::cout << out.dump(2) << "\n";
         return 0;

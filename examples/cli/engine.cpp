@@ -247,6 +247,9 @@ ragpp::Principal principal(const ArgParser& p) {
     if (p.has("as")) {
         std::stringstream ss(p.get("as"));
         for (std::string g; std::getline(ss, g, ',');) {
+            // " hr" is hr: spaces around a name are not part of it.
+            const auto b = g.find_first_not_of(" \t"), e = g.find_last_not_of(" \t");
+            g = b == std::string::npos ? std::string() : g.substr(b, e - b + 1);
             if (g.empty()) throw UsageError("--as '" + p.get("as") + "': an empty group name");
             groups.push_back(g);
         }
@@ -354,6 +357,13 @@ ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, ragp
 }
 
 ragpp::NeighbourFn Engine::neighbours() const { return impl_->engine.neighbours(); }
+std::vector<std::string> Engine::readable_chunk_ids(const ragpp::Principal& reader) const {
+    return impl_->engine.readable_chunk_ids(reader);
+}
+std::string Engine::filter_hint(const std::string& filter, const ragpp::Principal& reader) const {
+    return impl_->engine.filter_hint(filter, reader);
+}
+std::filesystem::path Engine::corpus_root() const { return impl_->engine.corpus_root(); }
 void Engine::for_each_chunk(const std::function<void(const ragpp::Document&)>& f) const {
     impl_->engine.for_each_chunk(f);
 }

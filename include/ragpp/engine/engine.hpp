@@ -350,6 +350,15 @@ public:
                                   "\" has no searchable term (it is empty, or only punctuation or stop words)");
         auto allowed = std::make_shared<DocSet>(im.docs->allowed(q.filter.empty() ? Filter::all() : parse_filter(q.filter),
                                                                  q.principal));
+        // A corpus folder that moved or was deleted makes every source look deleted:
+        // say so instead of answering nothing.
+        if (q.check_sources) {
+            std::error_code ec;
+            if (!std::filesystem::is_directory(im.root, ec))
+                throw NotFoundError("corpus root '" + im.root.string() +
+                                    "' not found: every source looks deleted; re-index (ragpp index) or pass "
+                                    "--check-sources off (EngineQuery::check_sources = false)");
+        }
         EngineResults out;
         std::map<std::string, Freshness> checked;
         for (;;) {
@@ -460,6 +469,42 @@ public:
             });
         report.set_confidences(confidences);
         return report;
+    }
+
+    /// The ids of the chunks `reader` may read, in DocId order.
+    [[nodiscard]] std::vector<std::string> readable_chunk_ids(const Principal& reader) const {
+        const auto allowed = impl_->docs->allowed(Filter::all(), reader);
+        const auto& r = impl_->docs->retriever();
+        std::vector<std::string> out;
+        for (DocId id = 0; id < r.store().capacity(); ++id)
+            if (allowed.test(id))
+                if (auto d = r.document(id)) out.push_back(d->id);
+        return out;
+    }
+
+    /// Why `filter` (parse_filter's syntax) may match nothing for `reader`, or "" when it
+    /// matches some chunk the reader may read: the fields it names that no chunk has, and
+    /// the fields chunks have.
+    [[nodiscard]] std::string filter_hint(const std::string& filter, const Principal& reader) const {
+        if (filter.empty()) return {};
+        const Filter f = parse_filter(filter);
+        if (impl_->docs->allowed(f, reader).count() > 0) return {};
+        const auto fields = impl_->docs->metadata().field_names();
+        std::vector<std::string> unknown;
+        std::function<void(const Filter&)> walk = [&](const Filter& x) {
+            if (!x.field().empty() && !std::binary_search(fields.begin(), fields.end(), x.field()) &&
+                std::find(unknown.begin(), unknown.end(), x.field()) == unknown.end())
+                unknown.push_back(x.field());
+            for (const auto& c : x.children()) walk(c);
+        };
+        walk(f);
+        std::string out = "no chunk the reader may read matches the filter '" + filter + "'";
+        for (std::size_t i = 0; i < unknown.size(); ++i)
+            out += (i ? ", '" : ": no chunk has the field '") + unknown[i] + "'";
+        if (unknown.empty()) out += ": no chunk has the value asked";
+        out += "; the fields chunks have:";
+        for (const auto& name : fields) out += " " + name;
+        return out;
     }
 
     /// The corpus statistics the confidence reads (answer/abstain.hpp's TermStatistics):

@@ -57,6 +57,8 @@ struct LabelCheck {
     std::vector<std::string> unmatched;
     /// Labels rewritten by removing a prefix (see resolve_labels).
     std::size_t resolved = 0;
+    /// Labels "path:line" naming a line inside a section, rewritten to the section's id.
+    std::size_t inside_section = 0;
     /// True when the set has labels and none of them matches a chunk.
     [[nodiscard]] bool none_match() const noexcept { return labels > 0 && unmatched.size() == labels; }
 };
@@ -68,6 +70,41 @@ struct LabelCheck {
 /// corpus folder notes, are "errors.md:7") then count. Prefixes are tried in order
 /// (give the longest first); a prefix ends with '/'. O((L + C) log C) for L labels and
 /// C chunk ids, plus the chunk ids each label is a prefix of.
+namespace detail {
+
+/// Rewrites every label of `questions` named first in a pair of `renames` to the second;
+/// two labels that become one keep the larger grade.
+inline void rename_labels(QuestionSet& questions, const std::vector<std::pair<std::string, std::string>>& renames) {
+    for (auto& q : questions) {
+        Judgments<std::string> rewritten;
+        for (const auto& [label, grade] : q.relevant) {
+            std::string key = label;
+            for (const auto& rename : renames)
+                if (rename.first == label) key = rename.second;
+            auto [it, fresh] = rewritten.emplace(std::move(key), grade);
+            if (!fresh) it->second = std::max(it->second, grade);  // the same label written both ways
+        }
+        q.relevant = std::move(rewritten);
+    }
+}
+
+}  // namespace detail
+
+/// Where a chunk lies in its file, for labels that name a line inside a section.
+struct ChunkLines {
+    std::string source;   // the file's id ("notes/a.md")
+    std::string section;  // the section's id ("notes/a.md:3"): the label it answers to
+    std::size_t first_line = 0, last_line = 0;
+};
+
+/// resolve_labels (below), and then a label "path:N" still unmatched whose line N lies
+/// inside a chunk of `lines` (first_line <= N <= last_line, same path after the same
+/// prefix removal) is rewritten to that chunk's section: a label written on the
+/// answer's line rather than the heading's counts.
+[[nodiscard]] inline LabelCheck resolve_labels(QuestionSet& questions, std::vector<std::string> chunk_ids,
+                                               const std::vector<std::string>& prefixes,
+                                               const std::vector<ChunkLines>& lines);
+
 [[nodiscard]] inline LabelCheck resolve_labels(QuestionSet& questions, std::vector<std::string> chunk_ids,
                                                const std::vector<std::string>& prefixes = {}) {
     std::sort(chunk_ids.begin(), chunk_ids.end());
@@ -98,17 +135,42 @@ struct LabelCheck {
     }
     check.resolved = renames.size();
     if (renames.empty()) return check;
-    for (auto& q : questions) {
-        Judgments<std::string> rewritten;
-        for (const auto& [label, grade] : q.relevant) {
-            std::string key = label;
-            for (const auto& rename : renames)
-                if (rename.first == label) key = rename.second;
-            auto [it, fresh] = rewritten.emplace(std::move(key), grade);
-            if (!fresh) it->second = std::max(it->second, grade);  // the same label written both ways
+    detail::rename_labels(questions, renames);
+    return check;
+}
+
+[[nodiscard]] inline LabelCheck resolve_labels(QuestionSet& questions, std::vector<std::string> chunk_ids,
+                                               const std::vector<std::string>& prefixes,
+                                               const std::vector<ChunkLines>& lines) {
+    LabelCheck check = resolve_labels(questions, std::move(chunk_ids), prefixes);
+    if (check.unmatched.empty() || lines.empty()) return check;
+    // "path:N" -> (path, N); the path as written, then without each prefix.
+    auto section_of_line = [&](const std::string& label) -> std::optional<std::string> {
+        const auto colon = label.rfind(':');
+        if (colon == std::string::npos || colon + 1 == label.size() || label.size() - colon > 10) return std::nullopt;
+        std::size_t n = 0;
+        for (std::size_t i = colon + 1; i < label.size(); ++i) {
+            if (label[i] < '0' || label[i] > '9') return std::nullopt;
+            n = n * 10 + static_cast<std::size_t>(label[i] - '0');
         }
-        q.relevant = std::move(rewritten);
+        std::vector<std::string> paths{label.substr(0, colon)};
+        for (const auto& prefix : prefixes)
+            if (!prefix.empty() && paths.front().starts_with(prefix)) paths.push_back(paths.front().substr(prefix.size()));
+        for (const auto& path : paths)
+            for (const auto& l : lines)
+                if (l.source == path && l.first_line <= n && n <= l.last_line) return l.section;
+        return std::nullopt;
+    };
+    std::vector<std::pair<std::string, std::string>> renames;
+    std::vector<std::string> still;
+    for (const auto& label : check.unmatched) {
+        if (auto section = section_of_line(label)) renames.emplace_back(label, *section);
+        else still.push_back(label);
     }
+    if (renames.empty()) return check;
+    check.unmatched = std::move(still);
+    check.inside_section = renames.size();
+    detail::rename_labels(questions, renames);
     return check;
 }
 

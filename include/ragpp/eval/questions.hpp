@@ -96,11 +96,15 @@ static_assert(std::is_same_v<BeirQrels::mapped_type, Judgments<std::string>>,
     return out;
 }
 
-/// Parses a TSV question set: "question<TAB>label[<TAB>label...]" per line.
+/// Parses a TSV question set: "question<TAB>label[<TAB>label...]" per line; a line
+/// without a label is an unanswerable question, but a file without any tab is a
+/// ParseError naming its first question line (spaces typed for tabs).
 [[nodiscard]] inline QuestionSet parse_questions_tsv(std::string_view text, const std::filesystem::path& file = "<input>") {
     QuestionSet out;
     std::size_t line_no = 0;
     std::size_t pos = 0;
+    bool any_tab = false;
+    std::size_t first_untabbed = 0;
     while (pos <= text.size()) {
         const auto end = text.find('\n', pos);
         std::string_view line = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
@@ -114,6 +118,8 @@ static_assert(std::is_same_v<BeirQrels::mapped_type, Judgments<std::string>>,
         for (std::size_t tab; (tab = line.find('\t')) != std::string_view::npos; line.remove_prefix(tab + 1))
             cols.push_back(line.substr(0, tab));
         cols.push_back(line);
+        if (cols.size() > 1) any_tab = true;
+        else if (first_untabbed == 0) first_untabbed = line_no;
         Question q;
         q.id = "q" + std::to_string(out.size() + 1);
         q.text = std::string(cols[0]);
@@ -123,6 +129,13 @@ static_assert(std::is_same_v<BeirQrels::mapped_type, Judgments<std::string>>,
             if (!cols[c].empty()) q.relevant[std::string(cols[c])] = 1.0;
         out.push_back(std::move(q));
     }
+    // Not one label in the file: most likely spaces typed where tabs belong (a table of
+    // zeros otherwise).
+    if (!any_tab && first_untabbed != 0)
+        throw ParseError(detail::where(file, first_untabbed) +
+                         ": no tab in the file: a line is 'question<TAB>label[<TAB>label...]' (spaces do not separate "
+                         "columns; a line without a tab is an unanswerable question, but a set of only those is a "
+                         "mistake)");
     return out;
 }
 

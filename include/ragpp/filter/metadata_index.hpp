@@ -202,6 +202,16 @@ public:
     }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
     [[nodiscard]] bool contains(DocId id) const noexcept { return live_.test(id); }
+    /// The names of the fields indexed, sorted.
+    [[nodiscard]] std::vector<std::string> field_names() const {
+        std::vector<std::string> out;
+        if (frozen_)
+            for (const auto& f : frozen_->fields()) out.emplace_back(f.name);
+        else
+            for (const auto& [name, f] : fields_) out.push_back(name);
+        std::sort(out.begin(), out.end());
+        return out;
+    }
     /// Distinct fields currently indexed.
     [[nodiscard]] std::size_t field_count() const noexcept { return frozen_ ? frozen_->fields().size() : fields_.size(); }
     /// Total postings entries, field presence included (zero once every document is removed).
