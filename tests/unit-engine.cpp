@@ -926,3 +926,101 @@ TEST_CASE("the confidence's statistics are the reader's: notes it cannot read ch
             CHECK(ra.confidence == rb.confidence);
     }
 }
+
+TEST_CASE("non-interference: notes a reader cannot read change nothing it sees", "[engine][access][noninterference]") {
+    // Corpus a = corpus b + notes for hr and for admins, written with the same words.
+    ragpp_test::TempDir a, b;
+    std::mt19937 rng(11);
+    auto public_note = [&] {
+        auto text = random_note(rng);
+        return text.rfind("---", 0) == 0 ? text.substr(text.find("---\n", 4) + 4) : text;
+    };
+    int tick = 0;
+    for (int i = 0; i < 30; ++i) {
+        const auto text = public_note();
+        const auto name = "n" + std::to_string(i) + ".md";
+        write_file(a.path / name, text, ++tick);
+        write_file(b.path / name, text, tick);
+    }
+    // Some public notes for sales, in both: a reader with sales reads them in both.
+    for (int i = 0; i < 5; ++i) {
+        const auto text = "---\ngroups: [sales]\n---\n" + public_note();
+        write_file(a.path / ("s" + std::to_string(i) + ".md"), text, ++tick);
+        write_file(b.path / ("s" + std::to_string(i) + ".md"), text, tick);
+    }
+    for (int i = 0; i < 12; ++i)
+        write_file(a.path / ("h" + std::to_string(i) + ".md"),
+                   "---\ngroups: [" + std::string(i % 2 ? "hr" : "hr, admins") + "]\n---\n" + public_note() +
+                       "\nsalary 210000 codename bluefalcon " + vocabulary[static_cast<std::size_t>(i)] + "\n",
+                   ++tick);
+    const auto ea = Engine::build(a.path, EngineConfig{});
+    const auto eb = Engine::build(b.path, EngineConfig{});
+    REQUIRE(ea.size() > eb.size());
+
+    std::vector<std::string> queries;
+    auto word = [&] { return vocabulary[std::uniform_int_distribution<std::size_t>(0, vocabulary.size() - 1)(rng)]; };
+    for (int i = 0; i < 60; ++i) queries.push_back(word() + " " + word() + (i % 3 ? " " + word() : std::string()));
+    for (int i = 0; i < 20; ++i) queries.push_back(word() + " salary 210000 bluefalcon");  // the hidden notes' words
+    auto same_results = [](const std::vector<Result>& x, const std::vector<Result>& y) {
+        if (x.size() != y.size()) return false;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            if (x[i].document->id != y[i].document->id || x[i].score != y[i].score) return false;
+            for (std::size_t l = 0; l < x[i].trace.size(); ++l)
+                if (x[i].trace[l].rank != y[i].trace[l].rank || x[i].trace[l].score != y[i].trace[l].score) return false;
+        }
+        return true;
+    };
+    std::size_t compared = 0, differ_for_all = 0;
+    for (const auto& reader : {Principal{}, Principal::with_groups({"sales"})})
+        for (auto mode : {SearchMode::bm25, SearchMode::hybrid})
+            for (const auto& q : queries) {
+                EngineQuery eq;
+                eq.k = 10;
+                eq.mode = mode;
+                eq.principal = reader;
+                INFO("query '" << q << "', mode " << search_mode_name(mode) << ", groups " << reader.groups.size());
+                {
+                    const auto ra = ea.search(q, eq).results, rb = eb.search(q, eq).results;
+                    if (!same_results(ra, rb))
+                        for (std::size_t i = 0; i < std::max(ra.size(), rb.size()); ++i)
+                            UNSCOPED_INFO(i << ": " << (i < ra.size() ? ra[i].document->id : "-") << " "
+                                            << std::setprecision(17) << (i < ra.size() ? ra[i].trace[1].score.value_or(-9) : 0) << " "
+                                            << (i < ra.size() ? ra[i].trace[1].rank.value_or(0) : 0) << " | "
+                                            << (i < rb.size() ? rb[i].document->id : "-") << " "
+                                            << (i < rb.size() ? rb[i].trace[1].score.value_or(-9) : 0) << " "
+                                            << (i < rb.size() ? rb[i].trace[1].rank.value_or(0) : 0));
+                    CHECK(same_results(ra, rb));
+                }
+                AnswerOptions ao;
+                ao.evidence.nonce_mode = NonceMode::content_hash;
+                eq.k = 5;
+                const auto x = ea.answer(q, eq, ao), y = eb.answer(q, eq, ao);
+                CHECK(x.confidence == y.confidence);
+                CHECK(x.answered == y.answered);
+                CHECK(x.reasons == y.reasons);
+                CHECK(x.coverage.missing == y.coverage.missing);
+                CHECK((x.evidence ? x.evidence->render() : "") == (y.evidence ? y.evidence->render() : ""));
+                ++compared;
+                // The test can fail: for a reader that reads everything, the corpora differ.
+                eq.principal = Principal::system();
+                eq.k = 10;
+                if (!same_results(ea.search(q, eq).results, eb.search(q, eq).results)) ++differ_for_all;
+            }
+    CHECK(compared == 2 * 2 * queries.size());
+    CHECK(differ_for_all > compared / 2);
+    // eval: the same outcomes, question by question.
+    QuestionSet qs;
+    for (std::size_t i = 0; i < queries.size(); ++i) qs.push_back({"q" + std::to_string(i), queries[i], {}, {}, {}});
+    for (const auto& reader : {Principal{}, Principal::with_groups({"sales"})}) {
+        EvaluationOptions o;
+        o.principal = reader;
+        const auto ra = ea.evaluate(qs, o), rb = eb.evaluate(qs, o);
+        for (std::size_t i = 0; i < qs.size(); ++i) {
+            CHECK(ra.outcomes()[i].ranking == rb.outcomes()[i].ranking);
+            CHECK(ra.outcomes()[i].scores == rb.outcomes()[i].scores);
+            CHECK(ra.outcomes()[i].confidence == rb.outcomes()[i].confidence);
+        }
+    }
+    // A reader with hr sees the hidden notes' words; its statistics are its own.
+    CHECK(ea.term_statistics(Principal::with_groups({"hr"})).document_frequency("bluefalcon") == 12);
+}

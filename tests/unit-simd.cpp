@@ -54,6 +54,13 @@ TEST_CASE("SIMD kernels agree with the scalar oracles on every ISA this CPU has"
             k.rows_f32(rows.data(), n, stride, dim, q.data(), got.data());
             simd::rows_f32_scalar(rows.data(), n, stride, dim, q.data(), want.data());
             for (std::size_t i = 0; i < n; ++i) CHECK(got[i] == Approx(want[i]).margin(1e-4).epsilon(1e-5));
+            // A row scores the same, bit for bit, wherever it lies in the scan (in a block of
+            // four or in the tail): shifted by 1, 2 and 3 rows, every score is equal.
+            for (std::size_t shift = 1; shift < 4; ++shift) {
+                std::vector<float> shifted(n - shift);
+                k.rows_f32(rows.data() + shift * stride, n - shift, stride, dim, q.data(), shifted.data());
+                for (std::size_t i = 0; i + shift < n; ++i) CHECK(shifted[i] == got[i + shift]);
+            }
             CHECK(k.dot_f32(q.data(), q.data(), dim) == Approx(simd::dot_f32_scalar(q.data(), q.data(), dim)).epsilon(1e-5));
             // Four queries at once (the batch micro-kernel), against four single scans.
             std::vector<float> q4(4 * (dim + 1)), got4(4 * n), want4(4 * n);

@@ -1,6 +1,7 @@
 // ragpp: core types shared by every index, the Retriever and the evaluation.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <compare>
@@ -106,6 +107,22 @@ struct FieldWeights {
     friend bool operator==(const FieldWeights&, const FieldWeights&) = default;
 };
 
+/// The corpus statistics of the documents one reader may read: what BM25 scores with
+/// (the number of documents, their average lengths, each term's document frequency)
+/// when SearchOptions::statistics is set, so that documents a reader cannot read change
+/// nothing it sees. Made by BM25Index::reader_statistics(documents); the document
+/// frequencies are counted over `documents` at query time.
+struct ReaderStatistics {
+    /// The documents whose statistics count (live ones among them).
+    std::shared_ptr<const DocSet> documents;
+    double count = 0;
+    double total_length = 0;
+    /// Per BM25F field (title, headings, path): documents with the field, their total length.
+    std::array<double, 3> field_documents{}, field_total{};
+    /// rank_bm25's mean idf over the readers' vocabulary (its negative-idf floor).
+    double okapi_mean_idf = 0;
+};
+
 /// Per-call options. Every field has a "not set" state meaning "use the index's own
 /// default". A Retriever consumes the fusion knobs (candidates, rrf_k, weights) and
 /// forwards to index i either `per_index[i]` or a copy without the fusion knobs
@@ -134,6 +151,8 @@ struct SearchOptions {
     std::optional<double> delta;
     /// BM25F field weights (indexes holding chunks with title, headings or path).
     std::optional<FieldWeights> field_weights;
+    /// The statistics BM25 scores with; null: the whole index's (see ReaderStatistics).
+    std::shared_ptr<const ReaderStatistics> statistics;
 
     [[nodiscard]] bool allows(DocId id) const noexcept { return !allowed || allowed->test(id); }
 

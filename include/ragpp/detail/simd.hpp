@@ -172,6 +172,18 @@ __attribute__((target("avx2,fma"))) inline float dot_f32_avx2(const float* a, co
     for (; j < n; ++j) s += a[j] * b[j];
     return s;
 }
+/// One row exactly as rows_f32_avx2's four-row loop scores each of its rows (one
+/// accumulator, the same order of additions): a row's score does not depend on where it
+/// lies in the scan (which rows share its block of four), so the same vectors score the
+/// same whatever else the index holds.
+__attribute__((target("avx2,fma"))) inline float row_f32_avx2(const float* r, const float* q, std::size_t dim) noexcept {
+    const std::size_t body = dim / 8 * 8;
+    __m256 a = _mm256_setzero_ps();
+    for (std::size_t j = 0; j < body; j += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(r + j), _mm256_loadu_ps(q + j), a);
+    float s = hsum256(a);
+    for (std::size_t j = body; j < dim; ++j) s = std::fma(r[j], q[j], s);
+    return s;
+}
 /// Four rows at a time (each query chunk loaded once for four rows), prefetching the
 /// rows eight ahead: the scan then runs at the memory's sequential read speed.
 __attribute__((target("avx2,fma"))) inline void rows_f32_avx2(const float* rows, std::size_t n, std::size_t stride,
@@ -194,18 +206,18 @@ __attribute__((target("avx2,fma"))) inline void rows_f32_avx2(const float* rows,
             a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + j), qq, a3);
         }
         float s0 = hsum256(a0), s1 = hsum256(a1), s2 = hsum256(a2), s3 = hsum256(a3);
-        for (std::size_t j = body; j < dim; ++j) {
-            s0 += r0[j] * q[j];
-            s1 += r1[j] * q[j];
-            s2 += r2[j] * q[j];
-            s3 += r3[j] * q[j];
+        for (std::size_t j = body; j < dim; ++j) {  // fused, as in row_f32_avx2: the same bits
+            s0 = std::fma(r0[j], q[j], s0);
+            s1 = std::fma(r1[j], q[j], s1);
+            s2 = std::fma(r2[j], q[j], s2);
+            s3 = std::fma(r3[j], q[j], s3);
         }
         out[i] = s0;
         out[i + 1] = s1;
         out[i + 2] = s2;
         out[i + 3] = s3;
     }
-    for (; i < n; ++i) out[i] = dot_f32_avx2(rows + i * stride, q, dim);
+    for (; i < n; ++i) out[i] = row_f32_avx2(rows + i * stride, q, dim);
 }
 __attribute__((target("avx2,fma"))) inline void rows4q_f32_avx2(const float* rows, std::size_t n, std::size_t stride,
                                                                 std::size_t dim, const float* q, std::size_t qstride,
@@ -317,6 +329,16 @@ __attribute__((target("avx512f,avx512bw,fma"))) inline float dot_f32_avx512(cons
     }
     return hsum512(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
 }
+/// One row exactly as rows_f32_avx512's four-row loop scores each (see row_f32_avx2).
+__attribute__((target("avx512f,avx512bw,fma"))) inline float row_f32_avx512(const float* r, const float* q,
+                                                                           std::size_t dim) noexcept {
+    const std::size_t body = dim / 16 * 16;
+    const __mmask16 tail = static_cast<__mmask16>((1U << (dim - body)) - 1U);
+    __m512 a = _mm512_setzero_ps();
+    for (std::size_t j = 0; j < body; j += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(r + j), _mm512_loadu_ps(q + j), a);
+    if (tail != 0) a = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, r + body), _mm512_maskz_loadu_ps(tail, q + body), a);
+    return hsum512(a);
+}
 /// Four rows at a time, prefetching eight rows ahead (see rows_f32_avx2).
 __attribute__((target("avx512f,avx512bw,fma"))) inline void rows_f32_avx512(const float* rows, std::size_t n,
                                                                            std::size_t stride, std::size_t dim,
@@ -351,7 +373,7 @@ __attribute__((target("avx512f,avx512bw,fma"))) inline void rows_f32_avx512(cons
         out[i + 2] = hsum512(a2);
         out[i + 3] = hsum512(a3);
     }
-    for (; i < n; ++i) out[i] = dot_f32_avx512(rows + i * stride, q, dim);
+    for (; i < n; ++i) out[i] = row_f32_avx512(rows + i * stride, q, dim);
 }
 
 /// Scores 4 queries against n rows: out[k * out_stride + i] = rows[i] . q_k, k < 4.

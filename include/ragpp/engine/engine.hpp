@@ -361,9 +361,11 @@ public:
         }
         EngineResults out;
         std::map<std::string, Freshness> checked;
+        const auto statistics = im.reader_statistics(q.principal);
         for (;;) {
             auto o = im.options(q.mode);
             o.allowed = allowed;
+            o.statistics = statistics;
             auto results = im.run(query, q.k, o, q.reranker);
             if (!q.check_sources) {
                 out.results = std::move(results);
@@ -427,8 +429,9 @@ public:
         auto o = im.options(options.mode);
         if (options.mode == SearchMode::hybrid && !options.weights.empty()) o.weights = options.weights;
         o.allowed = std::make_shared<const DocSet>(im.docs->allowed(Filter::all(), options.principal));
+        o.statistics = im.reader_statistics(options.principal);
         const std::size_t depth = std::max(options.depth ? options.depth : im.config.candidates, options.answer.passages);
-        const auto stats = im.term_statistics(o.allowed);
+        const auto stats = im.term_statistics(options.principal);
         const auto& analyzer = im.docs->retriever().index<0>().analyzer();
         const bool cross = options.reranker.starts_with("cross-encoder:");
         std::vector<double> confidences;
@@ -512,8 +515,7 @@ public:
     /// the confidence and the words a refusal calls unknown do not depend on documents
     /// the reader cannot read.
     [[nodiscard]] TermStatistics term_statistics(const Principal& reader = Principal::system()) const {
-        return impl_->term_statistics(
-            std::make_shared<const DocSet>(impl_->docs->allowed(Filter::all(), reader)));
+        return impl_->term_statistics(reader);
     }
 
     /// Which words of `question` occur in `doc` (the proximity reranker's breakdown).
@@ -757,6 +759,9 @@ private:
         // Rerankers; their term weights read the BM25 index of this Impl (heap-allocated, never moves).
         std::optional<ProximityReranker<AnyAnalyzer>> proximity;
         std::optional<SoftMatchReranker<AnyEmbedder, AnyAnalyzer>> soft;
+        // Statistics per reader (reader_statistics), made on first use.
+        mutable std::mutex statistics_mutex;
+        mutable std::map<std::string, std::shared_ptr<const ReaderStatistics>> statistics_cache;
         // Cross-encoders, loaded on first use (one per folder).
         mutable std::mutex cross_mutex;
         mutable std::map<std::string, std::shared_ptr<const CrossEncoderReranker>> cross;
@@ -862,16 +867,37 @@ private:
             return results;
         }
 
-        /// The statistics query coverage reads (answer/abstain.hpp): those of the documents
-        /// of `readable` (the chunks a reader may read), exactly; of every chunk when it
-        /// holds them all.
-        [[nodiscard]] TermStatistics term_statistics(std::shared_ptr<const DocSet> readable) const {
+        /// The statistics of the chunks `reader` may read (core/types.hpp's
+        /// ReaderStatistics), or null when it may read every chunk (the index's own then
+        /// are the reader's). Made once per reader and kept: an engine's chunks change
+        /// only through sync, which makes a new Impl.
+        [[nodiscard]] std::shared_ptr<const ReaderStatistics> reader_statistics(const Principal& reader) const {
+            if (reader.unrestricted) return nullptr;
+            std::vector<std::string> groups = reader.groups;
+            std::sort(groups.begin(), groups.end());
+            groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+            std::string key;
+            for (const auto& g : groups) key += g + '\n';
+            std::lock_guard lock(statistics_mutex);
+            if (auto it = statistics_cache.find(key); it != statistics_cache.end()) return it->second;
+            const auto& bm25 = docs->retriever().index<0>();
+            auto readable = std::make_shared<const DocSet>(docs->allowed(Filter::all(), reader));
+            std::shared_ptr<const ReaderStatistics> stats;
+            if (readable->count() != bm25.size())
+                stats = std::make_shared<const ReaderStatistics>(bm25.reader_statistics(std::move(readable)));
+            statistics_cache.emplace(std::move(key), stats);
+            return stats;
+        }
+
+        /// The statistics query coverage reads (answer/abstain.hpp): those of the chunks
+        /// `reader` may read, exactly (the same as BM25's).
+        [[nodiscard]] TermStatistics term_statistics(const Principal& reader) const {
             const auto* bm25 = &docs->retriever().index<0>();
-            const std::size_t n = readable ? readable->count() : bm25->size();
-            if (!readable || n == bm25->size())
-                return {bm25->size(), [bm25](std::string_view term) { return bm25->document_frequency(term); }};
-            return {n, [bm25, readable = std::move(readable)](std::string_view term) {
-                        return bm25->document_frequency(term, *readable);
+            auto stats = reader_statistics(reader);
+            if (!stats) return {bm25->size(), [bm25](std::string_view term) { return bm25->document_frequency(term); }};
+            const auto n = static_cast<std::size_t>(stats->count);
+            return {n, [bm25, stats = std::move(stats)](std::string_view term) {
+                        return bm25->document_frequency(term, *stats->documents);
                     }};
         }
 

@@ -305,12 +305,16 @@ public:
         const double delta = options.delta.value_or(params_.delta);
         check_params(k1, b, delta, "SearchOptions");
         if (stats) *stats = {};
-        if (k == 0 || live_count_ == 0 || total_len_ == 0) return {};
+        // The reader's statistics when given (see ReaderStatistics), else the index's.
+        const ReaderStatistics* reader = options.statistics.get();
+        const double n_docs = reader ? reader->count : static_cast<double>(live_count_);
+        const double total = reader ? reader->total_length : static_cast<double>(total_len_);
+        if (k == 0 || n_docs == 0 || total == 0) return {};
         Plan plan;
         plan.k1 = k1;
         plan.b = b;
         plan.delta = delta;
-        plan.avgdl = static_cast<double>(total_len_) / static_cast<double>(live_count_);
+        plan.avgdl = total / n_docs;
         plan.one_minus_b = 1.0 - b;
         plan.b_over_avgdl = b / plan.avgdl;
         plan.allowed = options.allowed.get();
@@ -322,9 +326,9 @@ public:
         const FieldWeights fw = options.field_weights.value_or(params_.field_weights);
         check_field_weights(fw, "SearchOptions");
         if (fielded_docs_ > 0 && (fw.title > 0.0 || fw.headings > 0.0 || fw.path > 0.0))
-            return search_fielded(plan, fw, query_terms, k, strategy, stats);
+            return search_fielded(plan, fw, query_terms, k, strategy, stats, reader);
         std::vector<detail::bm25::BlockTermData> views;  // a frozen index's lists (resolve)
-        plan.terms = resolve(query_terms, k1, delta, views);
+        plan.terms = resolve(query_terms, k1, delta, views, reader);
         if (plan.terms.empty()) return {};
         const BM25Algorithm algorithm = choose(plan, strategy);
         return visit_bm25_variant(params_.variant, [&](auto v) { return run<decltype(v)::value>(plan, k, algorithm, stats); });
@@ -372,6 +376,48 @@ public:
         if (id == dict_.npos) return 0;
         return frozen_ ? frozen_->df(id) : terms_[id].postings.size();
     }
+    /// The statistics of the live documents of `documents` (see ReaderStatistics): their
+    /// count, body and field lengths, and for the rank_bm25_okapi variant the mean idf of
+    /// their vocabulary. Give them to SearchOptions::statistics, and a search scores
+    /// exactly as an index holding only those documents would (document frequencies are
+    /// then counted over them at query time, O(df) per query term). O(slots), plus
+    /// O(postings) for rank_bm25_okapi. Make it once per reader and index state: it does
+    /// not follow later updates.
+    [[nodiscard]] ReaderStatistics reader_statistics(std::shared_ptr<const DocSet> documents) const {
+        if (!documents) throw InvalidArgument("BM25Index::reader_statistics: no document set");
+        ReaderStatistics r;
+        const auto lens = lengths();
+        const auto live = live_flags();
+        std::array<std::span<const std::uint32_t>, 3> field_len;
+        for (std::size_t f = 0; f < 3; ++f)
+            field_len[f] = frozen_ ? frozen_->fields[f].len : std::span<const std::uint32_t>(fields_[f].len);
+        for (DocId id = 0; id < live.size(); ++id) {
+            if (!live[id] || !documents->test(id)) continue;
+            r.count += 1;
+            r.total_length += lens[id];
+            for (std::size_t f = 0; f < 3; ++f)
+                if (id < field_len[f].size() && field_len[f][id] > 0) {
+                    r.field_documents[f] += 1;
+                    r.field_total[f] += field_len[f][id];
+                }
+        }
+        if (params_.variant == BM25Variant::rank_bm25_okapi) {
+            std::vector<std::size_t> dfs;
+            auto count = [&](const auto& postings) {
+                std::size_t df = 0;
+                postings.for_each([&](DocId d, std::uint32_t) { df += documents->test(d) ? 1 : 0; });
+                if (df) dfs.push_back(df);
+            };
+            if (frozen_)
+                for (std::uint32_t t = 0; t < frozen_->nterms; ++t) count(frozen_->body(t).postings);
+            else
+                for (const auto& td : terms_) count(td.postings);
+            r.okapi_mean_idf = okapi_mean_of(std::move(dfs), r.count);
+        }
+        r.documents = std::move(documents);
+        return r;
+    }
+
     /// Documents of `allowed` containing `term` (an index term): what a reader who may
     /// read only those documents counts. O(df): the term's postings are read.
     [[nodiscard]] std::size_t document_frequency(std::string_view term, const DocSet& allowed) const {
@@ -708,6 +754,21 @@ private:
         td.postings.for_each([&](DocId d, std::uint32_t tf) { td.add_point({tf, doc_len_[d]}); });
     }
 
+    /// rank_bm25's mean idf over terms of document frequencies `dfs` (non-zero) among n
+    /// documents, summed by increasing df.
+    [[nodiscard]] static double okapi_mean_of(std::vector<std::size_t> dfs, double n) {
+        std::sort(dfs.begin(), dfs.end());
+        double sum = 0.0;
+        const std::size_t count = dfs.size();
+        for (std::size_t i = 0; i < count;) {
+            std::size_t j = i;
+            while (j < count && dfs[j] == dfs[i]) ++j;
+            sum += static_cast<double>(j - i) * bm25_idf(BM25Variant::rank_bm25_okapi, n, static_cast<double>(dfs[i]));
+            i = j;
+        }
+        return count == 0 ? 0.0 : sum / static_cast<double>(count);
+    }
+
     [[nodiscard]] double okapi_mean_idf() const {
         std::lock_guard lock(okapi_cache_.mutex);
         if (!okapi_cache_.valid || okapi_cache_.generation != generation_) {
@@ -720,17 +781,7 @@ private:
             }
             for (const auto& td : terms_)
                 if (!td.postings.empty()) dfs.push_back(td.postings.size());
-            std::sort(dfs.begin(), dfs.end());
-            const auto n = static_cast<double>(live_count_);
-            double sum = 0.0;
-            const std::size_t count = dfs.size();
-            for (std::size_t i = 0; i < count;) {
-                std::size_t j = i;
-                while (j < count && dfs[j] == dfs[i]) ++j;
-                sum += static_cast<double>(j - i) * bm25_idf(BM25Variant::rank_bm25_okapi, n, static_cast<double>(dfs[i]));
-                i = j;
-            }
-            okapi_cache_.value = count == 0 ? 0.0 : sum / static_cast<double>(count);
+            okapi_cache_.value = okapi_mean_of(std::move(dfs), static_cast<double>(live_count_));
             okapi_cache_.generation = generation_;
             okapi_cache_.valid = true;
         }
@@ -739,16 +790,18 @@ private:
 
     /// The idf of the index's variant for n live documents and document frequency df
     /// (rank_bm25_okapi: a negative idf becomes epsilon times the mean idf).
-    [[nodiscard]] double variant_idf(double n, double df) const {
+    [[nodiscard]] double variant_idf(double n, double df, const ReaderStatistics* reader = nullptr) const {
         const double idf = bm25_idf(params_.variant, n, df);
-        return params_.variant == BM25Variant::rank_bm25_okapi && idf < 0.0 ? params_.epsilon * okapi_mean_idf() : idf;
+        if (params_.variant != BM25Variant::rank_bm25_okapi || idf >= 0.0) return idf;
+        return params_.epsilon * (reader ? reader->okapi_mean_idf : okapi_mean_idf());
     }
 
     /// The distinct known query terms, in order of first occurrence, with their weights.
     /// A frozen index's lists are views over the file, kept in `views` (as long as the plan).
     [[nodiscard]] std::vector<detail::bm25::QueryTerm> resolve(std::span<const std::string> query_terms, double k1,
                                                                double delta,
-                                                               std::vector<detail::bm25::BlockTermData>& views) const {
+                                                               std::vector<detail::bm25::BlockTermData>& views,
+                                                               const ReaderStatistics* reader = nullptr) const {
         std::vector<std::pair<std::uint32_t, std::uint32_t>> counts;  // term id, qtf
         for (const auto& t : query_terms) {
             const auto tid = find_term(t);
@@ -759,13 +812,23 @@ private:
         }
         std::vector<detail::bm25::QueryTerm> out;
         out.reserve(counts.size());
-        const auto n = static_cast<double>(live_count_);
+        const auto n = reader ? reader->count : static_cast<double>(live_count_);
         const double absent = bm25_tf_part_absent(params_.variant, k1, delta);
         views.reserve(counts.size());  // (no reallocation: the terms point into it)
         for (const auto& [tid, qtf] : counts) {
             if (frozen_) views.push_back(frozen_->body(tid));
             const auto& td = frozen_ ? views.back() : terms_[tid];
-            const double idf = variant_idf(n, static_cast<double>(td.postings.size()));
+            // The reader's df: the term's documents it may read (a term only in others is no term).
+            std::size_t df = td.postings.size();
+            if (reader) {
+                df = 0;
+                td.postings.for_each([&](DocId d, std::uint32_t) { df += reader->documents->test(d) ? 1 : 0; });
+                if (df == 0) {
+                    if (frozen_) views.pop_back();
+                    continue;
+                }
+            }
+            const double idf = variant_idf(n, static_cast<double>(df), reader);
             const double weight = static_cast<double>(qtf) * idf;
             out.push_back({&td.postings, &td.skyline, weight, weight * absent});
         }
@@ -776,7 +839,8 @@ private:
 
     [[nodiscard]] std::vector<Hit> search_fielded(const Plan& base, const FieldWeights& fw,
                                                   std::span<const std::string> query_terms, std::size_t k,
-                                                  BM25Strategy strategy, BM25SearchStats* stats) const {
+                                                  BM25Strategy strategy, BM25SearchStats* stats,
+                                                  const ReaderStatistics* reader = nullptr) const {
         FieldedPlan plan;
         plan.k1 = base.k1;
         plan.delta = base.delta;
@@ -789,8 +853,12 @@ private:
         plan.b_over_avg[0] = base.b_over_avgdl;
         for (std::size_t f = 1; f < 4; ++f) {
             const auto& fd = fields_[f - 1];
-            const double total = frozen_ ? static_cast<double>(frozen_->fields[f - 1].total) : static_cast<double>(fd.total);
-            const double docs = frozen_ ? static_cast<double>(frozen_->fields[f - 1].docs) : static_cast<double>(fd.docs);
+            const double total = reader   ? reader->field_total[f - 1]
+                                 : frozen_ ? static_cast<double>(frozen_->fields[f - 1].total)
+                                           : static_cast<double>(fd.total);
+            const double docs = reader   ? reader->field_documents[f - 1]
+                                : frozen_ ? static_cast<double>(frozen_->fields[f - 1].docs)
+                                          : static_cast<double>(fd.docs);
             const double avg = docs == 0 ? 1.0 : total / docs;
             plan.field_len[f - 1] = frozen_ ? frozen_->fields[f - 1].len : std::span<const std::uint32_t>(fd.len);
             plan.one_minus_b[f] = 1.0 - params_.field_b;
@@ -805,7 +873,7 @@ private:
             if (c == counts.end()) counts.emplace_back(tid, 1);
             else ++c->second;
         }
-        const auto n = static_cast<double>(live_count_);
+        const auto n = reader ? reader->count : static_cast<double>(live_count_);
         const double absent = bm25_tf_part_absent(params_.variant, plan.k1, plan.delta);
         // The body lists of the query terms, decoded (a fielded search reads them whole to
         // count df anyway); the fields' lists are not compressed.
@@ -853,7 +921,7 @@ private:
                         any = true;
                     }
                 if (!any) break;
-                ++df;
+                if (!reader || reader->documents->test(d)) ++df;  // the reader's df
                 for (std::size_t f = 0; f < 4; ++f)
                     if (cur[f] != end[f] && cur[f]->doc == d) ++cur[f];
             }
@@ -868,7 +936,7 @@ private:
                 read = true;
             }
             if (!read) continue;
-            const double idf = variant_idf(n, static_cast<double>(df));
+            const double idf = variant_idf(n, static_cast<double>(df), reader);
             ft.weight = static_cast<double>(qtf) * idf;
             ft.zero = ft.weight * absent;
             plan.terms.push_back(ft);
