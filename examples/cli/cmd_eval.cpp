@@ -168,6 +168,12 @@ int run_eval(cli::ArgParser& p) {
     std::unordered_map<std::string, std::string> texts;
     // The docnos a run may hold: chunk ids as TREC tokens (and their documents with --run-match document).
     std::unordered_set<std::string> known_docnos;
+    // The chunks the reader may read, sorted (a label matches chunk ids that start with
+    // it): answer containment and the counts printed read only those, so that notes the
+    // reader cannot read change nothing in the report.
+    auto readable = engine.readable_chunk_ids(principal);
+    std::sort(readable.begin(), readable.end());
+    auto is_readable = [&](const std::string& id) { return std::binary_search(readable.begin(), readable.end(), id); };
     std::vector<ragpp::ChunkLines> lines;  // for labels written on a line inside a section
     engine.for_each_chunk([&](const ragpp::Document& d) {
         chunk_ids.push_back(d.id);
@@ -184,7 +190,7 @@ int run_eval(cli::ArgParser& p) {
             if (const auto* section = text_of("section"))
                 lines.push_back({*source, *section, static_cast<std::size_t>(number_of("first_line")),
                                  static_cast<std::size_t>(number_of("last_line"))});
-        if (answers) texts.emplace(d.id, d.text);
+        if (answers && is_readable(d.id)) texts.emplace(d.id, d.text);
         if (!runs.empty()) {
             known_docnos.insert(ragpp::trec_id(d.id));
             if (match == ragpp::RunMatch::document) known_docnos.insert(ragpp::trec_id(ragpp::document_of(d.id)));
@@ -205,8 +211,6 @@ int run_eval(cli::ArgParser& p) {
                              "(its id is the line of its heading)\n", check.inside_section);
     // Labels the reader cannot reach: every chunk they match is in a document it may not read.
     {
-        auto readable = engine.readable_chunk_ids(principal);
-        std::sort(readable.begin(), readable.end());  // a label matches chunk ids that start with it
         std::set<std::string> labels;
         for (const auto& q : questions)
             for (const auto& [label, grade] : q.relevant)
@@ -358,7 +362,7 @@ int run_eval(cli::ArgParser& p) {
         std::cout << json_report().dump(2) << "\n";
     } else {
         std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
-                    engine.size(), questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
+                    readable.size(), questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
                     config.k1, config.b, config.rrf_k, config.candidates);
         if (!modes_given)
             std::printf("default pipeline (search, ask and the first row here, without --mode): %s (embedder %s; see "

@@ -1,0 +1,71 @@
+# Non-interference, as a user meets it: for a reader, every output of the real binary is
+# the same whether or not notes it may not read exist. Folder A holds DATA/public and
+# DATA/hidden (notes for hr and admins), folder B only DATA/public; each query of
+# DATA/queries.txt is searched (text and --json) and asked (--json --seed-nonce) on both
+# indexes, without --as and with --as sales, and eval's rankings (--run-out), metrics
+# table and per-question confidences are compared: byte for byte. As a check that the
+# comparison can fail, --as-all outputs must differ for some query.
+# -DPROGRAM=ragpp -DDATA=testdata/noninterference -DWORK=scratch folder
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/a ${WORK}/b)
+file(COPY ${DATA}/public/ DESTINATION ${WORK}/a/notes)
+file(COPY ${DATA}/hidden/ DESTINATION ${WORK}/a/notes)
+file(COPY ${DATA}/public/ DESTINATION ${WORK}/b/notes)
+function(run out_var)
+  execute_process(COMMAND ${PROGRAM} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  WORKING_DIRECTORY ${WORK})
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "'${ARGN}' exited with ${rc}:\n${err}")
+  endif()
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+endfunction()
+foreach(side a b)
+  run(_ index ${side}/notes --out ${side}/idx --quiet)
+endforeach()
+file(STRINGS ${DATA}/queries.txt queries)
+set(compared 0)
+set(differ_all 0)
+foreach(q IN LISTS queries)
+  foreach(reader "--as=nobody" "--as=sales")
+    foreach(cmd "search|--k|5" "search|--json|--k|5" "search|--mode|hybrid|--json" "ask|--json|--seed-nonce"
+                "ask|--seed-nonce")
+      string(REPLACE "|" ";" args "${cmd}")
+      list(GET args 0 sub)
+      list(REMOVE_AT args 0)
+      run(oa ${sub} a/idx ${reader} ${args} "${q}")
+      run(ob ${sub} b/idx ${reader} ${args} "${q}")
+      if(NOT oa STREQUAL ob)
+        message(FATAL_ERROR "'${sub} ${reader} ${args} ${q}' differs between the folders:\n--- with hidden notes ---\n${oa}\n--- without ---\n${ob}")
+      endif()
+      math(EXPR compared "${compared} + 1")
+    endforeach()
+  endforeach()
+  run(oa search a/idx --as-all --json "${q}")
+  run(ob search b/idx --as-all --json "${q}")
+  if(NOT oa STREQUAL ob)
+    math(EXPR differ_all "${differ_all} + 1")
+  endif()
+endforeach()
+if(differ_all EQUAL 0)
+  message(FATAL_ERROR "--as-all gave the same output on both folders for every query: the test compares nothing")
+endif()
+# eval: the same rankings and scores (TREC runs), metrics and confidences.
+foreach(side a b)
+  run(table_${side} eval ${side}/notes ${DATA}/questions.json --quiet --mode bm25 --mode hybrid --k 1,3
+      --run-out ${side}/run- --json-out ${side}/eval.json)
+  string(REGEX REPLACE "\nlatency.*" "" table_${side} "${table_${side}}")  # wall times differ
+  file(READ ${WORK}/${side}/run-bm25.run run_bm25_${side})
+  file(READ ${WORK}/${side}/run-hybrid.run run_hybrid_${side})
+  file(READ ${WORK}/${side}/eval.json json_${side})
+  set(conf_${side} "")
+  foreach(i RANGE 4)
+    string(JSON c GET "${json_${side}}" pipelines 0 questions ${i} confidence)
+    string(APPEND conf_${side} "${c} ")
+  endforeach()
+endforeach()
+foreach(what table run_bm25 run_hybrid conf)
+  if(NOT ${what}_a STREQUAL ${what}_b)
+    message(FATAL_ERROR "eval's ${what} differs between the folders:\n${${what}_a}\n---\n${${what}_b}")
+  endif()
+endforeach()
+message("non-interference: ${compared} outputs identical with and without the hidden notes (--as-all differs for ${differ_all} queries); eval identical")
