@@ -328,6 +328,10 @@ TEST_CASE("rerank: order, trace, keep, candidates beyond N, ties and errors", "[
     o.rank_k = 0.0;
     CHECK_THROWS_AS(ragpp::rerank("q", fused, t, o), ragpp::InvalidArgument);
     o.rank_k = 60.0;
+    // Lists fusion without any list trace: the fused score, as `score`.
+    o.fusion = ragpp::RerankFusion::lists;
+    o.fused_weight = 1.0;
+    CHECK(ragpp::rerank("q", fused, t, o)[0].score == Approx(0.9 + 61.0 / 62));
     o.fusion = ragpp::RerankFusion::score;
     // Errors.
     auto bad = [](std::string_view, std::span<const std::string_view> p) { return std::vector<double>(p.size() + 1, 0.0); };
@@ -339,6 +343,34 @@ TEST_CASE("rerank: order, trace, keep, candidates beyond N, ties and errors", "[
     o.keep = 0;
     CHECK_THROWS_AS(ragpp::rerank("q", fused, t, o), ragpp::InvalidArgument);
     CHECK(ragpp::rerank("q", std::vector<Result>{}, t).empty());
+}
+
+TEST_CASE("rerank: lists fusion adds each list's score over its best, by hand", "[rerank]") {
+    // BM25 scores 10, 8, 2; cosines -, 0.5, 0.25 (d0 not in the vector list); reranker 0, 0.5, 1.
+    auto fused = fused_list(3);
+    const double bm25[] = {10, 8, 2};
+    for (std::size_t i = 0; i < 3; ++i) fused[i].trace = {ragpp::ListTrace{i + 1, bm25[i]}, ragpp::ListTrace{}};
+    fused[1].trace[1] = {1, 0.5};
+    fused[2].trace[1] = {2, 0.25};
+    TableReranker t{{{"text 0", 0.0}, {"text 1", 0.5}, {"text 2", 1.0}}};
+    ragpp::RerankOptions o{3, 3, 2.0, ragpp::RerankFusion::lists};
+    // First stage: d0 (1 + 0) / 2 = 0.5, d1 (0.8 + 1) / 2 = 0.9, d2 (0.2 + 0.5) / 2 = 0.35;
+    // stage = reranker + 2 * first: d0 1.0, d1 2.3, d2 1.7.
+    auto out = ragpp::rerank("q", fused, t, o);
+    REQUIRE(out.size() == 3);
+    CHECK(out[0].document->id == "d1");
+    CHECK(out[0].score == Approx(2.3));
+    CHECK(out[1].document->id == "d2");
+    CHECK(out[1].score == Approx(1.7));
+    CHECK(out[2].score == Approx(1.0));
+    // BM25 only (no vector list): d0 0 + 2, d1 0.5 + 1.6, d2 1 + 0.4: d1, d0, d2.
+    for (auto& r : fused) r.trace.resize(1);
+    out = ragpp::rerank("q", fused, t, o);
+    CHECK(out[0].document->id == "d1");
+    CHECK(out[0].score == Approx(2.1));
+    CHECK(out[1].document->id == "d0");
+    CHECK(out[2].document->id == "d2");
+    CHECK(out[2].score == Approx(1.4));
 }
 
 TEST_CASE("rerank: random scores give a sorted, duplicate-free prefix of the same candidates", "[rerank]") {

@@ -80,7 +80,7 @@ concept DocumentReranker = Reranker<R> && requires(const R& r, std::string_view 
 };
 
 /// How the stage combines the reranker with the fused list (see the header comment).
-enum class RerankFusion { score, rank };
+enum class RerankFusion { score, lists, rank };
 
 struct RerankOptions {
     /// How many fused candidates are re-scored.
@@ -138,6 +138,27 @@ template <Reranker R>
             stage[i] = scores[i] + (options.fused_weight > 0 && best_fused > 0
                                         ? options.fused_weight * fused[i].score / best_fused
                                         : 0.0);
+    }
+    if (options.fusion == RerankFusion::lists) {
+        // Each list's scores over its best among the candidates, averaged over the lists
+        // with a positive best; the fused score when no list has one.
+        std::size_t lists = 0;
+        for (std::size_t i = 0; i < n; ++i) lists = std::max(lists, fused[i].trace.size());
+        std::vector<double> first(n, 0.0);
+        std::size_t used = 0;
+        for (std::size_t l = 0; l < lists; ++l) {
+            double best = 0;
+            for (std::size_t i = 0; i < n; ++i)
+                if (l < fused[i].trace.size() && fused[i].trace[l].score) best = std::max(best, *fused[i].trace[l].score);
+            if (!(best > 0)) continue;
+            ++used;
+            for (std::size_t i = 0; i < n; ++i)
+                if (l < fused[i].trace.size() && fused[i].trace[l].score) first[i] += *fused[i].trace[l].score / best;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const double f = used > 0 ? first[i] / static_cast<double>(used) : best_fused > 0 ? fused[i].score / best_fused : 0.0;
+            stage[i] = scores[i] + options.fused_weight * f;
+        }
     }
     if (options.fusion == RerankFusion::rank) {
         // Competition ranks by reranker score: sorted by score, a rank changes only with the score.
