@@ -31,6 +31,13 @@
 //          (w = 0: the reranker alone decides; w > 0 interpolates with the fused
 //          ranking, as in the BERT reranking follow-ups of Nogueira & Cho that mix
 //          first-stage and reranker scores);
+//   lists  s = reranker score + w * g, g the mean over the index lists (Result::trace)
+//          whose best score among the candidates is > 0 of the candidate's score in
+//          that list over that best (0 where the list did not return it): the
+//          retrieval scores themselves, so a wide first-stage gap stays and a near tie
+//          is the reranker's to break (the fused score over the best when no list has
+//          a score); the engine's default for the lexical rerankers, with
+//          w = lexical_fused_weight;
 //   rank   s = 1 / (rank_k + r) + w / (rank_k + f), r the candidate's rank by
 //          reranker score (1 + the number of candidates scoring strictly higher, so
 //          equal scores share a rank): reciprocal rank fusion (Cormack, Clarke &
@@ -103,6 +110,14 @@ struct RerankOptions {
             throw InvalidArgument(std::string(where) + ": rank_k is " + std::to_string(rank_k) + " (must be > 0)");
     }
 };
+
+/// The fused weight the engine gives the built-in lexical rerankers (ProximityReranker,
+/// SoftMatchReranker) with RerankFusion::lists, chosen on five question sets
+/// (docs/reranking.md, "Measurements"). ProximityReranker scores in [0, 1], so with one
+/// list a candidate can pass another only when its retrieval score is behind by less
+/// than 1 / lexical_fused_weight (a quarter) of the best one (SoftMatchReranker, in
+/// [-1, 1]: half): a clear first-stage lead is kept.
+inline constexpr double lexical_fused_weight = 4.0;
 
 /// Re-scores the first `options.candidates` of `fused` (best first) with `reranker`.
 template <Reranker R>
