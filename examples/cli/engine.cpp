@@ -147,7 +147,10 @@ void apply_embedder_options(const ArgParser& p, EngineConfig& c) {
 
 void declare_rerank_options(ArgParser& p) {
     p.option("rerank-candidates", "N", "fused results the reranker re-scores", "50")
-        .option("rerank-weight", "X", "weight of the normalised fused score added to the reranker's", "0");
+        .option("rerank-weight", "X",
+                "weight of the first-stage score added to the reranker's (0: proximity and softmatch add each "
+                "list's score over its best with their default weight, a cross-encoder decides alone)",
+                "0");
 }
 
 void apply_rerank_options(const ArgParser& p, EngineConfig& c) {

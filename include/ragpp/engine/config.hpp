@@ -44,6 +44,10 @@ struct EngineConfig {
     /// BM25F weights of title, headings and path per query (unset: the index's).
     std::optional<FieldWeights> field_weights;
     std::size_t rerank_candidates = 50;
+    /// Weight of the first-stage score in the rerank stage (rerank/reranker.hpp): the
+    /// lexical rerankers (proximity, softmatch) combine by RerankFusion::lists with this
+    /// weight, or lexical_fused_weight when it is 0; a cross-encoder by
+    /// RerankFusion::score (0: its score alone).
     double rerank_weight = 0.0;
 };
 

@@ -824,7 +824,14 @@ private:
 
         [[nodiscard]] std::vector<Result> rerank(const std::string& reranker, std::string_view query,
                                                  std::vector<Result> fused, std::size_t keep) const {
-            const RerankOptions o{config.rerank_candidates, std::max<std::size_t>(keep, 1), config.rerank_weight};
+            RerankOptions o{config.rerank_candidates, std::max<std::size_t>(keep, 1), config.rerank_weight};
+            // The lexical rerankers reorder what retrieval found instead of replacing it: each
+            // index list's own score joins theirs (RerankFusion::lists), weighted by
+            // rerank_weight, or by lexical_fused_weight when it is 0 (docs/reranking.md).
+            if (reranker == "proximity" || reranker == "softmatch") {
+                o.fusion = RerankFusion::lists;
+                if (o.fused_weight == 0) o.fused_weight = lexical_fused_weight;
+            }
             if (reranker == "proximity") return ragpp::rerank(query, std::move(fused), *proximity, o);
             if (reranker == "softmatch") return ragpp::rerank(query, std::move(fused), *soft, o);
             if (reranker.starts_with("cross-encoder:")) return ragpp::rerank(query, std::move(fused), *cross_encoder(reranker), o);
