@@ -168,7 +168,9 @@ inline void lock_access(Metadata& m, std::string reason, std::string_view field 
         m = syntax == FrontMatterSyntax::yaml ? parse_front_matter(text, where, first_line)
                                               : parse_toml_front_matter(text, where, first_line);
     } catch (const ParseError& e) {
-        lock_access(m, e.what(), field);
+        std::string_view what = e.what();  // without its "[ragpp.parse_error] " tag
+        if (const std::string tag = "[ragpp." + std::string(e.id()) + "] "; what.starts_with(tag)) what.remove_prefix(tag.size());
+        lock_access(m, std::string(what), field);
         return m;
     }
     if (std::string problem = access_declaration_problem(m, where, field); !problem.empty()) lock_access(m, std::move(problem), field);
