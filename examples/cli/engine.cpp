@@ -240,7 +240,7 @@ std::string citation(const ragpp::Document& doc) {
 void declare_access_options(ArgParser& p) {
     p.option("as", "GROUP[,GROUP...]",
              "search as a member of these groups: documents with a groups field are visible only to their groups "
-             "(without --as: only documents without groups)")
+             "(without --as: only documents without groups, none if indexed with --unlabelled private)")
         .flag("as-all", "see every document whatever its groups (administrators)");
 }
 

@@ -46,7 +46,8 @@ void apply_rerank_options(const ArgParser& p, EngineConfig& c);
 const std::string& check_reranker(const std::string& name);
 
 /// --as GROUP[,GROUP...] and --as-all (search, ask, eval), and the Principal they name:
-/// without either, a principal with no group (documents without groups only).
+/// without either, a principal with no group (documents without groups only, none under
+/// --unlabelled private).
 void declare_access_options(ArgParser& p);
 ragpp::Principal principal(const ArgParser& p);
 /// --check-sources on|off (search, ask).

@@ -66,23 +66,6 @@
 
 namespace ragpp {
 
-namespace detail::yaml {
-/// The lines of `text` (without '\n' or a final '\r').
-[[nodiscard]] inline std::vector<std::string_view> split_lines(std::string_view text) {
-    std::vector<std::string_view> lines;
-    std::size_t b = 0;
-    while (b <= text.size()) {
-        std::size_t e = text.find('\n', b);
-        if (e == std::string_view::npos) e = text.size();
-        std::string_view l = text.substr(b, e - b);
-        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-        lines.push_back(l);
-        b = e + 1;
-    }
-    return lines;
-}
-}  // namespace detail::yaml
-
 /// Parses front matter `text` (the lines between the "---" fences) in the YAML subset
 /// above. `where` and `first_line` (the 1-based line of `text`'s first line in its
 /// file) name the place of an error.

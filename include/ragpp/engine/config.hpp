@@ -81,7 +81,8 @@ struct EngineQuery {
     SearchMode mode = SearchMode::bm25;
     /// A filter in parse_filter's syntax (filter/filter.hpp); empty: none.
     std::string filter;
-    /// Who asks. The default has no group: it sees only documents without "groups".
+    /// Who asks. The default has no group: it sees only documents without "groups"
+    /// (none when EngineConfig::unlabeled is deny).
     Principal principal;
     /// none, proximity, softmatch or cross-encoder:DIR.
     std::string reranker = "none";

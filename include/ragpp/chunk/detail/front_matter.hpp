@@ -56,6 +56,20 @@ namespace detail::yaml {
     return true;
 }
 
+/// The lines of `text` (without '\n' or a final '\r').
+[[nodiscard]] inline std::vector<std::string_view> split_lines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    std::size_t b = 0;
+    while (b <= text.size()) {
+        std::size_t e = text.find('\n', b);
+        if (e == std::string_view::npos) e = text.size();
+        std::string_view l = text.substr(b, e - b);
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        lines.push_back(l);
+        b = e + 1;
+    }
+    return lines;
+}
 class Parser {
 public:
     Parser(std::string_view where, std::size_t first_line) : where_(where), first_line_(first_line) {}
