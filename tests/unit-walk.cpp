@@ -103,6 +103,11 @@ TEST_CASE("ignore: gitignore patterns by hand", "[walk][ignore]") {
     CHECK_FALSE(ignored("\n\n   \n", "x"));
     CHECK(ignored("a\\*b", "a*b"));
     CHECK_FALSE(ignored("a\\*b", "axb"));
+    // Many stars against a long name that almost matches: pruned, not exponential.
+    const std::string stars = "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b";
+    CHECK_FALSE(ignored(stars, std::string(250, 'a')));
+    CHECK(ignored(stars, std::string(250, 'a') + "b"));
+    CHECK_FALSE(ignored("**/**/**/**/**/**/**/**/x/**/**/**/y", "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/x/a/a/a/a/a/a/a/a/z"));
     // The last matching rule wins: negation, and ignoring again.
     CHECK_FALSE(ignored("*.md\n!keep.md\n", "keep.md"));
     CHECK(ignored("*.md\n!keep.md\n", "other.md"));

@@ -71,56 +71,70 @@ namespace detail::ignore {
     return k < p.size() ? k : std::string_view::npos;
 }
 
-/// gitignore's wildcard match of `text` (a path with '/') against `p`, in path mode:
-/// '*' and '?' and classes never match '/'; "**" between slashes (or at the start or the
-/// end) matches any number of folders: "**/x", "a/**/b", "a/**" (everything inside a);
-/// elsewhere "**" is a '*'. A backslash makes the next character literal.
-[[nodiscard]] inline bool wildmatch(std::string_view p, std::string_view text) noexcept {
+/// The outcome of a partial match: `abort_all` (the text ran out: no later start of an
+/// enclosing '*' can match either) and `abort_to_starstar` (a '*' met a '/': only an
+/// enclosing "**" may try further) prune the search, as git's wildmatch does, so that a
+/// pattern with many stars stays polynomial.
+enum class Wild { match, no_match, abort_all, abort_to_starstar };
+
+[[nodiscard]] inline Wild wild(std::string_view p, std::string_view text) noexcept {
     std::size_t pi = 0, ti = 0;
     while (pi < p.size()) {
         const char c = p[pi];
+        if (ti >= text.size() && c != '*') return Wild::abort_all;
         if (c == '*') {
             std::size_t stars = pi;
             while (stars < p.size() && p[stars] == '*') ++stars;
             const bool many = stars - pi >= 2;
             const bool at_start = pi == 0 || p[pi - 1] == '/';
             if (many && at_start && (stars == p.size() || p[stars] == '/')) {
-                if (stars == p.size()) return true;  // "a/**": everything below
-                const std::string_view rest = p.substr(stars + 1);  // after "**/"
-                if (wildmatch(rest, text.substr(ti))) return true;
-                for (std::size_t k = ti; k < text.size(); ++k)
-                    if (text[k] == '/' && wildmatch(rest, text.substr(k + 1))) return true;
-                return false;
+                if (stars == p.size()) return Wild::match;  // "a/**": everything below
+                const std::string_view rest = p.substr(stars + 1);  // after "**/": zero or more folders
+                for (std::size_t k = ti;; ++k) {
+                    if (k == ti || text[k - 1] == '/') {
+                        const Wild r = wild(rest, text.substr(k));
+                        if (r == Wild::match || r == Wild::abort_all) return r;
+                    }
+                    if (k == text.size()) return Wild::abort_all;
+                }
             }
             const std::string_view rest = p.substr(stars);
-            if (rest.empty()) return text.find('/', ti) == std::string_view::npos;
-            for (std::size_t k = ti; k <= text.size(); ++k) {
-                if (wildmatch(rest, text.substr(k))) return true;
-                if (k < text.size() && text[k] == '/') break;
+            if (rest.empty()) return text.find('/', ti) == std::string_view::npos ? Wild::match : Wild::abort_to_starstar;
+            for (std::size_t k = ti; k < text.size(); ++k) {
+                const Wild r = wild(rest, text.substr(k));
+                if (r != Wild::no_match) return r;
+                if (text[k] == '/') return Wild::abort_to_starstar;
             }
-            return false;
+            return Wild::abort_all;
         }
-        if (ti >= text.size()) return false;
         const char t = text[ti];
         if (c == '?') {
-            if (t == '/') return false;
+            if (t == '/') return Wild::no_match;
         } else if (c == '[') {
             const std::size_t end = class_end(p, pi);
-            if (end == std::string_view::npos) return false;  // as git: an unclosed class matches nothing
+            if (end == std::string_view::npos) return Wild::abort_all;  // as git: an unclosed class matches nothing
             std::size_t b = pi + 1;
             const bool negated = p[b] == '!' || p[b] == '^';
             if (negated) ++b;
-            if (t == '/' || class_holds(p.substr(b, end - b), t) == negated) return false;
+            if (t == '/' || class_holds(p.substr(b, end - b), t) == negated) return Wild::no_match;
             pi = end;
         } else if (c == '\\' && pi + 1 < p.size()) {
-            if (p[++pi] != t) return false;
+            if (p[++pi] != t) return Wild::no_match;
         } else if (c != t) {
-            return false;
+            return Wild::no_match;
         }
         ++pi;
         ++ti;
     }
-    return ti == text.size();
+    return ti == text.size() ? Wild::match : Wild::no_match;
+}
+
+/// gitignore's wildcard match of `text` (a path with '/') against `p`, in path mode:
+/// '*' and '?' and classes never match '/'; "**" between slashes (or at the start or the
+/// end) matches any number of folders: "**/x", "a/**/b", "a/**" (everything inside a);
+/// elsewhere "**" is a '*'. A backslash makes the next character literal.
+[[nodiscard]] inline bool wildmatch(std::string_view p, std::string_view text) noexcept {
+    return wild(p, text) == Wild::match;
 }
 
 }  // namespace detail::ignore
