@@ -139,17 +139,26 @@ TEST_CASE("Markdown: YAML front matter becomes metadata, caller's fields win", "
     CHECK(cs[0].id == "c.md:16");
 }
 
-TEST_CASE("Markdown: malformed front matter and UTF-8 are ParseErrors naming file:line", "[chunk][markdown]") {
-    CHECK_THROWS_WITH(md("---\ntitle: ok\nno colon here\n---\ntext\n"),
-                      Catch::Contains("doc.md:3") && Catch::Contains("key: value"));
-    CHECK_THROWS_WITH(md("---\na: \"open\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("unterminated"));
-    CHECK_THROWS_WITH(md("---\nd: 2025-02-30\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("date"));
-    CHECK_THROWS_WITH(md("---\nn: 1e999\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("out of range"));
-    CHECK_THROWS_WITH(md("---\nn: 1\nn: 2\n---\n"), Catch::Contains("doc.md:3") && Catch::Contains("duplicate key"));
-    CHECK_THROWS_WITH(md("---\n  - a\n---\n"), Catch::Contains("doc.md:2") && Catch::Contains("without a key"));
-    CHECK_THROWS_WITH(md("---\nm: {a: 1}\n---\n"), Catch::Contains("flow mappings"));
-    CHECK_THROWS_WITH(md("---\nl: [a, b\n---\n"), Catch::Contains("unterminated flow list"));
-    CHECK_THROWS_WITH(md("---\n\tk: v\n---\n"), Catch::Contains("tabs"));
+TEST_CASE("Markdown: malformed front matter locks the note naming file:line; bad UTF-8 is a ParseError", "[chunk][markdown]") {
+    // A front matter that does not parse is no error: the note is locked (groups [],
+    // "access_error" names the file, the line and the fault; chunk/front_matter.hpp).
+    auto reason = [](const std::string& text) {
+        const auto cs = md(text);
+        REQUIRE(!cs.empty());
+        CHECK(std::get<Strings>(cs[0].metadata.at("groups")).empty());
+        return std::get<std::string>(cs[0].metadata.at("access_error"));
+    };
+    const std::string tail = "text\n";
+    CHECK_THAT(reason("---\ntitle: ok\nno colon here\n---\n" + tail), Catch::Contains("doc.md:3") && Catch::Contains("key: value"));
+    CHECK_THAT(reason("---\na: \"open\n---\n" + tail), Catch::Contains("doc.md:2") && Catch::Contains("unterminated"));
+    CHECK_THAT(reason("---\nd: 2025-02-30\n---\n" + tail), Catch::Contains("doc.md:2") && Catch::Contains("date"));
+    CHECK_THAT(reason("---\nn: 1e999\n---\n" + tail), Catch::Contains("doc.md:2") && Catch::Contains("out of range"));
+    CHECK_THAT(reason("---\nn: 1\nn: 2\n---\n" + tail), Catch::Contains("doc.md:3") && Catch::Contains("duplicate key"));
+    CHECK_THAT(reason("---\n  - a\n---\n" + tail), Catch::Contains("doc.md:2") && Catch::Contains("without a key"));
+    CHECK_THAT(reason("---\nm: {a: 1}\n---\n" + tail), Catch::Contains("flow mappings"));
+    CHECK_THAT(reason("---\nl: [a, b\n---\n" + tail), Catch::Contains("unterminated flow list"));
+    CHECK_THAT(reason("---\n\tk: v\n---\n" + tail), Catch::Contains("tabs"));
+    CHECK_THROWS_WITH(ragpp::parse_front_matter("l: [a, b\n", "doc.md", 2), Catch::Contains("doc.md:2"));  // the parser still throws
     CHECK_THROWS_AS(md("# a\n\nb\xC3(\n"), ragpp::ParseError);
     CHECK_THROWS_WITH(md("# a\n\nb\xC3(\n"), Catch::Contains("doc.md:3") && Catch::Contains("column 2"));
     CHECK_THROWS_WITH(md("\xED\xA0\x80"), Catch::Contains("invalid UTF-8"));  // a surrogate

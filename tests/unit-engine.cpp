@@ -1023,4 +1023,58 @@ TEST_CASE("non-interference: notes a reader cannot read change nothing it sees",
     }
     // A reader with hr sees the hidden notes' words; its statistics are its own.
     CHECK(ea.term_statistics(Principal::with_groups({"hr"})).document_frequency("bluefalcon") == 12);
+
+TEST_CASE("engine: files not UTF-8 past 8 KiB are left out, locked notes listed, unlabeled saved", "[engine][walk]") {
+    ragpp_test::TempDir corpus, idx;
+    write_file(corpus.path / "pub.md", "# Pub\n\nThe public price is ten.\n", 1);
+    write_file(corpus.path / "slip.md", "---\nGroups: [hr]\n---\n# Pay\n\nThe salary codeword is kilo.\n", 2);
+    write_file(corpus.path / "late.md", "# Late\n\n" + std::string(9000, 'a') + " caf\xE9\n", 3);  // the walk keeps it
+    write_file(corpus.path / ".trash" / "old.md", "The old price is ninety.\n", 4);
+    auto engine = Engine::build(corpus.path, test_config());
+    CHECK(engine.manifest().size() == 2);  // pub.md, slip.md
+    std::vector<std::string> skipped;
+    for (const auto& s : engine.skipped()) skipped.push_back(s.path + " " + std::string(skip_reason_name(s.reason)) + " " + s.detail);
+    CHECK(skipped == std::vector<std::string>{".trash hidden ", "late.md not UTF-8 line 3, byte 0xE9"});
+    const auto locked = engine.locked_sources();
+    REQUIRE(locked.size() == 1);
+    CHECK(locked[0].first == "slip.md");
+    CHECK_THAT(locked[0].second, Catch::Contains("slip.md") && Catch::Contains("'Groups'"));
+    auto found = [&](const Engine& e, const Principal& who, const char* query) {
+        EngineQuery q;
+        q.k = 10;
+        q.principal = who;
+        std::vector<std::string> ids;
+        for (const auto& r : e.search(query, q).results) ids.push_back(r.document->id);
+        return ids;
+    };
+    CHECK(found(engine, Principal{}, "salary codeword kilo").empty());
+    CHECK(found(engine, Principal::with_groups({"hr"}), "salary codeword kilo").empty());
+    CHECK(found(engine, Principal::system(), "salary codeword kilo") == std::vector<std::string>{"slip.md:4"});
+    CHECK(found(engine, Principal{}, "public price") == std::vector<std::string>{"pub.md:1"});
+    // A file indexed once, then made invalid past 8 KiB: removed by the sync, not an error.
+    write_file(corpus.path / "pub.md", "# Pub\n\n" + std::string(9000, 'b') + "\xFF\n", 5);
+    const auto counts = engine.sync(corpus.path);
+    CHECK(counts.changed == 0);
+    CHECK(counts.removed == 1);
+    CHECK(engine.manifest().size() == 1);
+    CHECK(found(engine, Principal::system(), "public price").empty());
+
+    // --unlabelled private: saved with the index, and part of the index settings.
+    EngineConfig c = test_config();
+    c.unlabeled = Unlabeled::deny;
+    write_file(corpus.path / "pub.md", "# Pub\n\nThe public price is ten.\n", 6);
+    Engine::build(corpus.path, c).save(idx.path);
+    const auto opened = Engine::open(idx.path);
+    CHECK(opened.config().unlabeled == Unlabeled::deny);
+    CHECK(found(opened, Principal{}, "public price").empty());
+    CHECK(found(opened, Principal::with_groups({"hr"}), "public price").empty());
+    CHECK(found(opened, Principal::system(), "public price") == std::vector<std::string>{"pub.md:1"});
+    CHECK_FALSE(same_index_settings(c, test_config()));
+    CHECK(Engine::config_to_json(c).at("unlabeled") == "private");
+    auto j = Engine::config_to_json(test_config());
+    CHECK(j.at("unlabeled") == "public");
+    j.erase("unlabeled");  // an index written before the setting: public, as then
+    CHECK(Engine::config_from_json(j).unlabeled == Unlabeled::allow);
+    j["unlabeled"] = "secret";
+    CHECK_THROWS_WITH(Engine::config_from_json(j), Catch::Contains("unlabeled must be public or private"));
 }

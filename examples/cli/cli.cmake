@@ -519,6 +519,19 @@ if(TARGET unit-engine)
     ENVIRONMENT "RAGPP_TOOL_INDEX=${_eval_out}/index")
 endif()
 # --- end index folders ------------------------------------------------------------------
+# --- the corpus walk and access declarations ---------------------------------------------
+# walk_scenario.cmake: a company wiki with .trash/, .obsidian/, .git/, a .gitignore, a
+# binary and a non-UTF-8 file, and each declaration slip, through ragpp index, search and
+# ask (see its header): exit codes, warnings, and who finds what.
+add_test(NAME cli.walk.scenario
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDATA=${_eval_data} -DDIR=${CMAKE_CURRENT_BINARY_DIR}/cli-walk
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/walk_scenario.cmake)
+set_tests_properties(cli.walk.scenario PROPERTIES PASS_REGULAR_EXPRESSION "walk scenario: all steps passed")
+ragpp_cli_expect(index.bad_unlabelled 2 "--unlabelled must be public or private, not 'maybe'"
+  index corpus --out ${_eval_out}/never --unlabelled maybe)
+ragpp_cli_expect(eval.bad_unlabelled 2 "--unlabelled must be public or private, not 'maybe'"
+  eval corpus questions.json --unlabelled maybe)
+# --- end corpus walk ----------------------------------------------------------------------
 # kill -9 during ragpp index over an existing index of 3000 notes, 30 times at random
 # instants: the folder always opens and answers as the old or the new index.
 add_test(NAME cli.index.kill9

@@ -23,6 +23,7 @@ cli::EngineConfig settings_for_update(const cli::ArgParser& p, cli::EngineConfig
     if (p.given("delta")) saved.delta = asked.delta;
     if (p.given("max-tokens")) saved.max_tokens = asked.max_tokens, saved.overlap = asked.overlap;
     if (p.given("overlap")) saved.overlap = asked.overlap;
+    if (p.given("unlabelled")) saved.unlabeled = asked.unlabeled;
     saved.threads = asked.threads;
     return saved;
 }
@@ -52,8 +53,8 @@ int run_index(cli::ArgParser& p) {
         if (engine) {
             config = settings_for_update(p, engine->config(), config);
             if (!ragpp::same_index_settings(engine->config(), config)) {
-                std::fprintf(stderr, "note: '%s' was built with other settings (analyzer, embedder, BM25 variant or "
-                                     "chunking) than the ones given: rebuilding it\n", out.c_str());
+                std::fprintf(stderr, "note: '%s' was built with other settings (analyzer, embedder, BM25 variant, "
+                                     "chunking or --unlabelled) than the ones given: rebuilding it\n", out.c_str());
                 engine.reset();
             }
         }

@@ -50,6 +50,8 @@ void declare_engine_options(ArgParser& p, bool with_chunking) {
     if (with_chunking)
         p.option("max-tokens", "N", "largest chunk of a .md/.rst/.txt file, in words", "400")
             .option("overlap", "N", "words shared by consecutive parts of a long section [default: 15% of max-tokens]");
+    p.option("unlabelled", "public|private",
+             "who reads a note without a groups field: everyone (public), or only --as-all (private)", "public");
 }
 
 void declare_embedder_options(ArgParser& p) {
@@ -128,6 +130,10 @@ EngineConfig engine_config(const ArgParser& p) {
         c.max_tokens = p.count("max-tokens");
         if (p.has("overlap")) c.overlap = p.count("overlap");
     }
+    const std::string unlabelled = p.get("unlabelled");
+    if (unlabelled != "public" && unlabelled != "private")
+        throw UsageError("--unlabelled must be public or private, not '" + unlabelled + "'");
+    c.unlabeled = unlabelled == "public" ? ragpp::Unlabeled::allow : ragpp::Unlabeled::deny;
     return c;
 }
 
@@ -237,7 +243,7 @@ std::string citation(const ragpp::Document& doc) {
 void declare_access_options(ArgParser& p) {
     p.option("as", "GROUP[,GROUP...]",
              "search as a member of these groups: documents with a groups field are visible only to their groups "
-             "(without --as: only documents without groups)")
+             "(without --as: only documents without groups, none if indexed with --unlabelled private)")
         .flag("as-all", "see every document whatever its groups (administrators)");
 }
 
@@ -274,19 +280,49 @@ bool check_sources(const ArgParser& p) {
 
 void declare_corpus_options(ArgParser& p) {
     p.flag("follow-symlinks", "follow symbolic links that lead out of the corpus folder (skipped with a note otherwise)")
-        .flag("skip-unreadable", "skip unreadable files and folders with a note (an error otherwise)");
+        .flag("skip-unreadable", "skip unreadable files and folders with a note (an error otherwise)")
+        .flag("hidden", "walk hidden files and folders too (a name starting with '.'; .git never)")
+        .flag("no-ignore", "do not read .gitignore, .ignore and .ragppignore files")
+        .flag("verbose", "list every file and folder the walk skipped, with the reason");
 }
 
-ragpp::CorpusOptions corpus_options(const ArgParser& p) {
-    ragpp::CorpusOptions o;
-    o.follow_symlinks_outside = p.has("follow-symlinks");
-    o.skip_unreadable = p.has("skip-unreadable");
-    return o;
+CorpusSettings corpus_options(const ArgParser& p) {
+    CorpusSettings s;
+    s.options.follow_symlinks_outside = p.has("follow-symlinks");
+    s.options.skip_unreadable = p.has("skip-unreadable");
+    s.options.hidden = p.has("hidden");
+    s.options.ignore_files = !p.has("no-ignore");
+    s.verbose = p.has("verbose");
+    return s;
 }
 
 void print_notes(const std::vector<std::string>& notes) {
     for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
 }
+
+namespace {
+
+/// After a build or sync: the scan's notes, each binary (note) and not-UTF-8 (warning)
+/// file, every other skipped entry with --verbose, the summary of what was skipped, and
+/// a warning per locked note.
+void report_corpus(const ragpp::Engine& engine, bool verbose) {
+    print_notes(engine.notes());
+    for (const auto& s : engine.skipped()) {
+        const std::string name = s.path + (s.folder ? "/" : "");
+        if (s.reason == ragpp::SkipReason::binary)
+            std::fprintf(stderr, "note: skipped '%s': binary (a NUL byte in its first 8 KiB)\n", name.c_str());
+        else if (s.reason == ragpp::SkipReason::not_utf8)
+            std::fprintf(stderr, "warning: skipped '%s': not valid UTF-8 (%s)\n", name.c_str(), s.detail.c_str());
+        else if (verbose)
+            std::fprintf(stderr, "note: skipped '%s' (%s)\n", name.c_str(), std::string(ragpp::skip_reason_name(s.reason)).c_str());
+    }
+    if (const std::string summary = ragpp::skipped_summary(engine.skipped()); !summary.empty())
+        std::fprintf(stderr, "note: skipped: %s%s\n", summary.c_str(), verbose ? "" : " (--verbose lists them)");
+    for (const auto& [source, reason] : engine.locked_sources())
+        std::fprintf(stderr, "warning: '%s' is readable by nobody but --as-all: %s\n", source.c_str(), reason.c_str());
+}
+
+}  // namespace
 
 void warn_stale(const std::vector<std::string>& stale_sources) {
     for (const auto& s : stale_sources)
@@ -305,13 +341,13 @@ Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;
 Engine::~Engine() = default;
 
-Engine Engine::build(const std::filesystem::path& corpus, const EngineConfig& config, const ragpp::CorpusOptions& options,
+Engine Engine::build(const std::filesystem::path& corpus, const EngineConfig& config, const CorpusSettings& options,
                      bool progress) {
     make_embedder(config);  // a malformed --embedder is a usage error
     auto bar = std::make_shared<std::unique_ptr<Progress>>();
-    auto engine = ragpp::Engine::build(corpus, config, options, bar_for(bar, progress));
+    auto engine = ragpp::Engine::build(corpus, config, options.options, bar_for(bar, progress));
     if (*bar) (*bar)->finish();
-    print_notes(engine.notes());
+    report_corpus(engine, options.verbose);
     return Engine(std::make_unique<Impl>(Impl{std::move(engine)}));
 }
 
@@ -326,11 +362,11 @@ Engine Engine::check(const std::filesystem::path& dir, std::size_t threads) {
 
 void Engine::save(const std::filesystem::path& dir) const { impl_->engine.save(dir); }
 
-ragpp::SyncCounts Engine::sync(const std::filesystem::path& corpus, const ragpp::CorpusOptions& options, bool progress) {
+ragpp::SyncCounts Engine::sync(const std::filesystem::path& corpus, const CorpusSettings& options, bool progress) {
     auto bar = std::make_shared<std::unique_ptr<Progress>>();
-    const auto counts = impl_->engine.sync(corpus, options, bar_for(bar, progress));
+    const auto counts = impl_->engine.sync(corpus, options.options, bar_for(bar, progress));
     if (*bar) (*bar)->finish();
-    print_notes(impl_->engine.notes());
+    report_corpus(impl_->engine, options.verbose);
     return counts;
 }
 

@@ -46,15 +46,21 @@ void apply_rerank_options(const ArgParser& p, EngineConfig& c);
 const std::string& check_reranker(const std::string& name);
 
 /// --as GROUP[,GROUP...] and --as-all (search, ask, eval), and the Principal they name:
-/// without either, a principal with no group (documents without groups only).
+/// without either, a principal with no group (documents without groups only, none under
+/// --unlabelled private).
 void declare_access_options(ArgParser& p);
 ragpp::Principal principal(const ArgParser& p);
 /// --check-sources on|off (search, ask).
 void declare_check_sources_option(ArgParser& p);
 bool check_sources(const ArgParser& p);
-/// --follow-symlinks and --skip-unreadable (index, eval).
+/// The corpus walk's options, and whether to list every skipped entry.
+struct CorpusSettings {
+    ragpp::CorpusOptions options;
+    bool verbose = false;
+};
+/// --follow-symlinks, --skip-unreadable, --hidden, --no-ignore and --verbose (index, eval).
 void declare_corpus_options(ArgParser& p);
-ragpp::CorpusOptions corpus_options(const ArgParser& p);
+CorpusSettings corpus_options(const ArgParser& p);
 /// The scan's notes and one warning per stale source, on stderr.
 void print_notes(const std::vector<std::string>& notes);
 void warn_stale(const std::vector<std::string>& stale_sources);
@@ -83,9 +89,11 @@ std::vector<double> parse_weights(const std::string& text, const std::string& wh
 /// without any searchable term, a usage error.
 class Engine {
 public:
-    /// ragpp::Engine::build, with a progress bar on stderr when `progress` and the scan's notes.
-    static Engine build(const std::filesystem::path& corpus, const EngineConfig& config,
-                        const ragpp::CorpusOptions& options, bool progress);
+    /// ragpp::Engine::build, with a progress bar on stderr when `progress`; then, on
+    /// stderr, the scan's notes, the binary and not-UTF-8 files skipped, the summary of
+    /// what was skipped (every entry with options.verbose) and a warning per locked note.
+    static Engine build(const std::filesystem::path& corpus, const EngineConfig& config, const CorpusSettings& options,
+                        bool progress);
     /// ragpp::Engine::open: mapped, sizes and structure checked; `verify` also checks
     /// every checksum (ragpp index does, before it carries chunks over into a new generation).
     static Engine open(const std::filesystem::path& dir, std::size_t threads = 0, bool verify = false);
@@ -96,8 +104,8 @@ public:
     ~Engine();
 
     void save(const std::filesystem::path& dir) const;
-    /// ragpp::Engine::sync with a progress bar and the scan's notes.
-    ragpp::SyncCounts sync(const std::filesystem::path& corpus, const ragpp::CorpusOptions& options, bool progress);
+    /// ragpp::Engine::sync with a progress bar and what build() prints after it.
+    ragpp::SyncCounts sync(const std::filesystem::path& corpus, const CorpusSettings& options, bool progress);
     [[nodiscard]] ragpp::EngineResults search(const std::string& query, const ragpp::EngineQuery& q) const;
     /// ragpp::Engine::answer: the decision ragpp ask prints.
     [[nodiscard]] ragpp::EngineAnswer answer(const std::string& question, const ragpp::EngineQuery& q,

@@ -71,6 +71,7 @@
 #include <ragpp/io/beir.hpp>
 #include <ragpp/io/corpus.hpp>
 #include <ragpp/io/generations.hpp>
+#include <ragpp/io/ignore.hpp>
 #include <ragpp/io/metadata_json.hpp>
 #include <ragpp/io/sources.hpp>
 #include <ragpp/io/trec.hpp>

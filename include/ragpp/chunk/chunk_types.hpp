@@ -70,6 +70,10 @@ struct ChunkOptions {
     std::optional<std::size_t> overlap;
     /// Optional context hook (see ContextHook).
     ContextHook context_hook;
+    /// The metadata field that declares access (AccessPolicy's): a Markdown front matter
+    /// with a slip in it is locked through this field (chunk/front_matter.hpp).
+    /// Collection sets it to its policy's field.
+    std::string access_field = "groups";
 
     [[nodiscard]] std::size_t overlap_tokens() const noexcept { return overlap.value_or(max_tokens * 15 / 100); }
 

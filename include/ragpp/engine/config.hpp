@@ -32,6 +32,10 @@ struct EngineConfig {
     double delta = 0.5;
     std::size_t max_tokens = 400;
     std::optional<std::size_t> overlap;
+    /// Who reads a chunk without the "groups" field: everyone (allow, the tool's
+    /// --unlabelled public, the default) or only Principal::system() (deny: private).
+    /// Collection's own default is deny; the engine's is allow (docs/filters.md).
+    Unlabeled unlabeled = Unlabeled::allow;
     // --- search-time ---
     /// Threads of transformer embedding and reranking (0: every core); not saved.
     std::size_t threads = 0;
@@ -52,11 +56,11 @@ struct EngineConfig {
 };
 
 /// Whether two configurations build the same index (analyzer, embedder, prefixes,
-/// quantization, BM25 variant and delta, chunking).
+/// quantization, BM25 variant and delta, chunking, who reads unlabelled chunks).
 [[nodiscard]] inline bool same_index_settings(const EngineConfig& a, const EngineConfig& b) {
     return a.analyzer == b.analyzer && a.embedder == b.embedder && a.query_prefix == b.query_prefix &&
            a.passage_prefix == b.passage_prefix && a.quantize == b.quantize && a.variant == b.variant &&
-           a.delta == b.delta && a.max_tokens == b.max_tokens && a.overlap == b.overlap;
+           a.delta == b.delta && a.max_tokens == b.max_tokens && a.overlap == b.overlap && a.unlabeled == b.unlabeled;
 }
 
 enum class SearchMode { bm25, vector, hybrid };
@@ -81,7 +85,8 @@ struct EngineQuery {
     SearchMode mode = SearchMode::bm25;
     /// A filter in parse_filter's syntax (filter/filter.hpp); empty: none.
     std::string filter;
-    /// Who asks. The default has no group: it sees only documents without "groups".
+    /// Who asks. The default has no group: it sees only documents without "groups"
+    /// (none when EngineConfig::unlabeled is deny).
     Principal principal;
     /// none, proximity, softmatch or cross-encoder:DIR.
     std::string reranker = "none";

@@ -11,12 +11,15 @@
 //
 // Pieces (each from the layer below):
 //  - Collection<Retriever<BM25Index<AnyAnalyzer>, VectorIndex<AnyEmbedder>>>: sources,
-//    chunk places and access (AccessPolicy(Unlabeled::allow): a chunk without "groups" is
-//    public; a chunk with groups is visible only to a Principal sharing one;
-//    Principal::system() sees everything). The analyzer and the embedder are chosen by
+//    chunk places and access (AccessPolicy(EngineConfig::unlabeled): a chunk without
+//    "groups" is public by default, or private (Principal::system() only); a chunk with
+//    groups is visible only to a Principal sharing one; a note whose front matter has a
+//    slip in its declarations is locked, visible to Principal::system() only, and listed
+//    by locked_sources(); Principal::system() sees everything). The analyzer and the embedder are chosen by
 //    name at run time (AnyAnalyzer, AnyEmbedder: type erasure at the edge).
 //  - A corpus is a folder of .md/.markdown/.rst/.txt files (io/corpus.hpp: each file one
-//    source, chunked by its format; the source id is its path relative to the folder),
+//    source, chunked by its format; the source id is its path relative to the folder;
+//    hidden, ignored, binary and not-UTF-8 files left out, listed by skipped()),
 //    or a single-file corpus: a .jsonl file ({"_id"|"id", "title"?, "text", "metadata"?}
 //    per line) or a BEIR folder (corpus.jsonl). A single-file corpus is ONE source (the
 //    file) whose chunks are its documents, unchunked.
@@ -319,7 +322,10 @@ public:
             auto manifest = impl_->manifest;  // refreshed on a copy: all or nothing
             for (const auto& f : plan.diff.touched) manifest.refresh(f);
             impl_->manifest = std::move(manifest);
-            if (plan.kind == "folder") impl_->notes = std::move(plan.scan.notes);
+            if (plan.kind == "folder") {
+                impl_->notes = std::move(plan.scan.notes);
+                impl_->skipped = std::move(plan.scan.skipped);
+            }
             impl_->root = plan.root;
             impl_->scan_options = corpus_options;
             SyncCounts counts;
@@ -554,6 +560,25 @@ public:
     [[nodiscard]] const std::filesystem::path& corpus_root() const noexcept { return impl_->root; }
     /// Notes of the last corpus scan (skipped aliases, links, unreadable entries).
     [[nodiscard]] const std::vector<std::string>& notes() const noexcept { return impl_->notes; }
+    /// What the last build or sync left out of a folder corpus (CorpusScan::skipped),
+    /// and the files found not UTF-8 past the walk's first 8 KiB when read.
+    [[nodiscard]] const std::vector<SkippedPath>& skipped() const noexcept { return impl_->skipped; }
+    /// The sources locked by a slip in their front matter's access declarations
+    /// (chunk/front_matter.hpp): (path, the reason naming the file and key), by path.
+    [[nodiscard]] std::vector<std::pair<std::string, std::string>> locked_sources() const {
+        std::map<std::string, std::string> out;
+        const auto& docs = *impl_->docs;
+        docs.allowed(Filter::exists(std::string(access_error_field)), Principal::system()).for_each([&](DocId id) {
+            const std::string* source = docs.source_of(id);
+            if (!source || out.count(*source) != 0) return;
+            const auto doc = docs.retriever().document(id);
+            if (!doc) return;
+            const auto it = doc->metadata.find(std::string(access_error_field));
+            if (it != doc->metadata.end())
+                if (const auto* reason = std::get_if<std::string>(&it->second)) out.emplace(*source, *reason);
+        });
+        return {out.begin(), out.end()};
+    }
     /// The generation open() read (0 for an engine built in memory).
     [[nodiscard]] std::uint64_t generation() const noexcept { return impl_->generation; }
 
@@ -562,6 +587,7 @@ public:
         nlohmann::json j{{"analyzer", c.analyzer},     {"embedder", c.embedder}, {"query_prefix", c.query_prefix},
                          {"passage_prefix", c.passage_prefix}, {"quantize", c.quantize}, {"variant", c.variant},
                          {"delta", c.delta},           {"max_tokens", c.max_tokens},
+                         {"unlabeled", c.unlabeled == Unlabeled::allow ? "public" : "private"},
                          {"overlap", c.overlap ? nlohmann::json(*c.overlap) : nlohmann::json(nullptr)},
                          {"k1", c.k1},                 {"b", c.b},               {"rrf_k", c.rrf_k},
                          {"weights", c.weights},       {"candidates", c.candidates}, {"per_source", c.per_source},
@@ -582,6 +608,10 @@ public:
         c.delta = j.at("delta").get<double>();
         c.max_tokens = j.at("max_tokens").get<std::size_t>();
         if (!j.at("overlap").is_null()) c.overlap = j["overlap"].get<std::size_t>();
+        const std::string unlabeled = j.value("unlabeled", std::string("public"));  // absent: written before the setting
+        if (unlabeled != "public" && unlabeled != "private")
+            throw FormatError("settings: unlabeled must be public or private, not '" + unlabeled + "'");
+        c.unlabeled = unlabeled == "public" ? Unlabeled::allow : Unlabeled::deny;
         c.k1 = j.at("k1").get<double>();
         c.b = j.at("b").get<double>();
         c.rrf_k = j.at("rrf_k").get<double>();
@@ -743,7 +773,7 @@ private:
         CollectionOptions o;
         o.chunking.max_tokens = c.max_tokens;
         o.chunking.overlap = c.overlap;
-        o.access = AccessPolicy(Unlabeled::allow);
+        o.access = AccessPolicy(c.unlabeled);
         return o;
     }
 
@@ -755,6 +785,7 @@ private:
         std::string kind = "folder";  // folder | jsonl | beir
         CorpusOptions scan_options;
         std::vector<std::string> notes;
+        std::vector<SkippedPath> skipped;
         std::uint64_t generation = 0;
         // Rerankers; their term weights read the BM25 index of this Impl (heap-allocated, never moves).
         std::optional<ProximityReranker<AnyAnalyzer>> proximity;
@@ -776,6 +807,7 @@ private:
             c->kind = kind;
             c->scan_options = scan_options;
             c->notes = notes;
+            c->skipped = skipped;
             c->generation = generation;
             {
                 std::lock_guard lock(cross_mutex);
@@ -909,14 +941,25 @@ private:
         }
 
         /// Chunks one file of a folder corpus into the engine; records it in the manifest.
-        void index_file(const SourceFile& f) {
+        /// A file not UTF-8 past the walk's first 8 KiB is left out (and its old chunks
+        /// removed) as the walk leaves such a file out: false.
+        bool index_file(const SourceFile& f) {
             Document source{f.path, detail::read_small_file(f.absolute), {}};
+            if (const auto bad = text::find_invalid_utf8(source.text); bad != source.text.size()) {
+                skipped.push_back({f.path, SkipReason::not_utf8, false, detail::corpus::utf8_place(source.text, bad)});
+                if (manifest.find(f.path)) {
+                    docs->remove(f.path);
+                    manifest.erase(f.path);
+                }
+                return false;
+            }
             const std::uint64_t hash = source_hash(source.text);
             std::vector<Document> chunks;
             for (const auto& chunk : chunk_document(source, docs->options().chunking))
                 chunks.push_back(document_with_raw_offset(chunk));  // the evidence quotes the raw span
             (void)docs->update_chunks(f.path, std::move(chunks));
             manifest.replace(make_source_record(f, hash, {}));
+            return true;
         }
 
         /// The documents of a single-file corpus (.jsonl, or BEIR's corpus.jsonl).
@@ -1046,6 +1089,7 @@ private:
                 // The plan's scan and diff were made against this manifest (a clone's: the same).
                 const CorpusScan scan = pl.planned ? pl.scan : scan_corpus(root, scan_options);
                 notes = scan.notes;
+                skipped = scan.skipped;
                 if (scan.files.empty())
                     throw NotFoundError("no .md, .rst or .txt file under '" + corpus.string() + "'");
                 const SourceDiff diff = pl.planned ? pl.diff : diff_sources(manifest, scan);
@@ -1053,18 +1097,18 @@ private:
                     docs->remove(path);
                     manifest.erase(path);
                 }
-                std::size_t done = 0;
+                std::size_t done = 0, left_added = 0, left_changed = 0;  // left out: not UTF-8
                 const std::size_t todo = diff.added.size() + diff.changed.size();
                 for (const auto* list : {&diff.changed, &diff.added})
                     for (const auto& f : *list) {
-                        index_file(f);
+                        if (!index_file(f)) ++(list == &diff.added ? left_added : left_changed);
                         if (progress) progress("indexing", ++done, todo);
                     }
                 // Unchanged but touched files: record the new size and mtime (no re-hash next time).
                 for (const auto& f : diff.touched) manifest.refresh(f);
-                c.added = diff.added.size();
-                c.changed = diff.changed.size();
-                c.removed = diff.removed.size();
+                c.added = diff.added.size() - left_added;
+                c.changed = diff.changed.size() - left_changed;
+                c.removed = diff.removed.size() + left_changed;
                 c.unchanged = diff.unchanged.size();
             }
             c.chunks = docs->retriever().size();

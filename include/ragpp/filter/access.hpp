@@ -8,7 +8,9 @@
 // chosen at construction: Unlabeled::deny (the default: secure by default, a document
 // nobody labeled is visible to nobody but the system principal) or Unlabeled::allow
 // (public unless labeled). A field present but empty, or holding a number or a date,
-// shares no group with anyone: denied under both defaults.
+// shares no group with anyone: denied under both defaults. The Markdown chunker locks a
+// note whose front matter has a slip in its declarations that way (an empty list, see
+// chunk/front_matter.hpp). Engine's default is Unlabeled::allow (EngineConfig::unlabeled).
 //
 // Principal::system() is the explicit way to bypass access control (indexing jobs,
 // administration); a default-constructed Principal has no group and sees only

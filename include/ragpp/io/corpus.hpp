@@ -2,8 +2,18 @@
 //
 // scan_corpus(root) lists the regular files under `root` whose extension is one of
 // CorpusOptions::extensions, each with its source id (its path relative to the root,
-// with '/'), size and modification time, sorted by id. The walk is safe on folders
-// nobody curated:
+// with '/'), size and modification time, sorted by id. It leaves out what a notes tool
+// hides, as ripgrep does (each left-out entry in CorpusScan::skipped, with its reason):
+// - hidden files and folders (a name starting with '.': .trash/, .obsidian/, .git/),
+//   unless CorpusOptions::hidden; a folder named .git is never walked;
+// - what the .gitignore, .ignore and .ragppignore files of the root and of every folder
+//   below it exclude (gitignore syntax, io/ignore.hpp; a deeper folder's rules beat its
+//   parents'), unless !CorpusOptions::ignore_files. An excluded folder is not entered.
+//   Ignore files above the root, git's global excludes and .git/info/exclude are not read;
+// - binary files: a NUL byte in the first 8 KiB (git's and ripgrep's test);
+// - files whose first 8 KiB are not valid UTF-8 (the rest is checked when the file is
+//   read: Engine skips such a file then, with the same reason).
+// The walk is safe on folders nobody curated:
 // - symbolic links inside the root are followed; a link out of the root is skipped with
 //   a note (or followed with `follow_symlinks_outside`: the files found through it get
 //   ids under the link's own path, never "../");

@@ -1,9 +1,12 @@
-// ragpp: what a corpus walk (scan_corpus, io/corpus.hpp) takes and gives: CorpusOptions, SourceFile, CorpusScan.
+// ragpp: what a corpus walk (scan_corpus, io/corpus.hpp) takes and gives: CorpusOptions,
+// SourceFile, SkippedPath, CorpusScan.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ragpp {
@@ -15,6 +18,40 @@ struct CorpusOptions {
     bool follow_symlinks_outside = false;
     /// An unreadable file or folder: a note instead of an IoError.
     bool skip_unreadable = false;
+    /// Walk hidden files and folders (a name starting with '.'); skipped unless true.
+    /// A folder named .git is never walked.
+    bool hidden = false;
+    /// Honour .gitignore, .ignore and .ragppignore files (io/ignore.hpp) in the root and
+    /// in every folder below it.
+    bool ignore_files = true;
+};
+
+/// Why the walk left a path out (SkippedPath::reason).
+enum class SkipReason {
+    hidden,    // a name starting with '.' (CorpusOptions::hidden)
+    ignored,   // matched by an ignore file (CorpusOptions::ignore_files)
+    binary,    // a NUL byte in its first 8 KiB
+    not_utf8   // not valid UTF-8
+};
+
+[[nodiscard]] inline std::string_view skip_reason_name(SkipReason r) noexcept {
+    switch (r) {
+        case SkipReason::hidden: return "hidden";
+        case SkipReason::ignored: return "ignored";
+        case SkipReason::binary: return "binary";
+        case SkipReason::not_utf8: return "not UTF-8";
+    }
+    return "?";
+}
+
+/// A file or folder the walk left out. Hidden and ignored entries are counted once per
+/// folder (its content is not walked) and, for files, only when their extension is
+/// wanted; binary and not-UTF-8 files are wanted files.
+struct SkippedPath {
+    std::string path;    // relative to the root, '/' (a folder's without a trailing '/')
+    SkipReason reason = SkipReason::hidden;
+    bool folder = false;
+    std::string detail;  // not_utf8: where ("line 3, byte 0xE9"); else empty
 };
 
 struct SourceFile {
@@ -30,7 +67,23 @@ struct SourceFile {
 
 struct CorpusScan {
     std::vector<SourceFile> files;   // sorted by path
-    std::vector<std::string> notes;  // what was skipped and why, each naming the path(s)
+    /// Links, aliases and unreadable entries skipped, each naming the path(s).
+    std::vector<std::string> notes;
+    /// Hidden, ignored, binary and not-UTF-8 entries left out, in walk order.
+    std::vector<SkippedPath> skipped;
 };
+
+/// "3 hidden, 2 ignored, 1 binary, 1 not UTF-8" (reasons with a count only; "" when none).
+[[nodiscard]] inline std::string skipped_summary(const std::vector<SkippedPath>& skipped) {
+    std::string out;
+    for (SkipReason r : {SkipReason::hidden, SkipReason::ignored, SkipReason::binary, SkipReason::not_utf8}) {
+        std::size_t n = 0;
+        for (const auto& s : skipped) n += s.reason == r ? 1 : 0;
+        if (n == 0) continue;
+        if (!out.empty()) out += ", ";
+        out += std::to_string(n) + " " + std::string(skip_reason_name(r));
+    }
+    return out;
+}
 
 }  // namespace ragpp

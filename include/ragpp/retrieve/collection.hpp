@@ -87,6 +87,7 @@ public:
     explicit Collection(R retriever, CollectionOptions options = CollectionOptions())
         : retriever_(std::move(retriever)), options_(std::move(options)) {
         options_.chunking.validate("Collection");
+        options_.chunking.access_field = options_.access.field();  // a front-matter slip locks the field read
     }
 
     /// Chunks `source` and adds its chunks; returns their DocIds in document order.

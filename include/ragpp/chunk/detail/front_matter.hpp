@@ -1,6 +1,8 @@
 // ragpp detail: the not-API helpers of chunk/front_matter.hpp (namespace detail::yaml), moved out of it.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
@@ -11,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 
 namespace ragpp {
@@ -53,6 +56,20 @@ namespace detail::yaml {
     return true;
 }
 
+/// The lines of `text` (without '\n' or a final '\r').
+[[nodiscard]] inline std::vector<std::string_view> split_lines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    std::size_t b = 0;
+    while (b <= text.size()) {
+        std::size_t e = text.find('\n', b);
+        if (e == std::string_view::npos) e = text.size();
+        std::string_view l = text.substr(b, e - b);
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        lines.push_back(l);
+        b = e + 1;
+    }
+    return lines;
+}
 class Parser {
 public:
     Parser(std::string_view where, std::size_t first_line) : where_(where), first_line_(first_line) {}
@@ -237,5 +254,217 @@ private:
 };
 
 }  // namespace detail::yaml
+
+}  // namespace ragpp
+
+namespace ragpp {
+
+namespace detail::toml {
+
+using yaml::looks_like_date;
+using yaml::looks_numeric;
+using yaml::ltrim;
+using yaml::rtrim;
+
+/// The TOML subset of parse_toml_front_matter (chunk/front_matter.hpp).
+class Parser {
+public:
+    Parser(std::string_view where, std::size_t first_line) : where_(where), first_line_(first_line) {}
+
+    [[noreturn]] void fail(std::size_t line, const std::string& what) const {
+        throw ParseError(std::string(where_) + ":" + std::to_string(first_line_ + line) + ": front matter: " + what);
+    }
+
+    Metadata parse(const std::vector<std::string_view>& lines) {
+        Metadata out;
+        std::string table;  // the current [table], "" at the top
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            std::string_view l = ltrim(rtrim(lines[i]));
+            if (l.empty() || l.front() == '#') continue;
+            if (l.front() == '[') {
+                if (l.starts_with("[[")) fail(i, "arrays of tables [[...]] are not supported");
+                const auto close = l.find(']');
+                if (close == std::string_view::npos) fail(i, "unterminated table header");
+                std::string_view after = ltrim(l.substr(close + 1));
+                if (!after.empty() && after.front() != '#') fail(i, "unexpected text after a table header");
+                std::string_view rest = l.substr(1, close - 1);
+                table = key(rest, i);
+                if (!ltrim(rest).empty()) fail(i, "unexpected text in a table header");
+                continue;
+            }
+            std::string_view rest = l;
+            std::string k = key(rest, i);
+            rest = ltrim(rest);
+            if (rest.empty() || rest.front() != '=') fail(i, "expected 'key = value', got '" + std::string(l) + "'");
+            rest = ltrim(rest.substr(1));
+            if (rest.empty()) fail(i, "a key without a value");
+            if (!table.empty()) k = table + "." + k;
+            if (out.count(k) != 0) fail(i, "duplicate key '" + k + "'");
+            if (rest.front() == '[') {
+                // An array may span lines: gather them up to its closing ']'.
+                std::string text(rest);
+                std::size_t j = i;
+                while (!array_closed(text, i) && j + 1 < lines.size()) text += "\n" + std::string(lines[++j]);
+                if (!array_closed(text, i)) fail(i, "unterminated array");
+                out[k] = array(text, i);
+                i = j;
+                continue;
+            }
+            std::string_view after;
+            out[k] = value(rest, i, after);
+            after = ltrim(after);
+            if (!after.empty() && after.front() != '#') fail(i, "unexpected text after a value: '" + std::string(after) + "'");
+        }
+        return out;
+    }
+
+private:
+    /// A dotted key at the start of `s` (bare parts A-Za-z0-9_- or quoted); `s` is left after it.
+    std::string key(std::string_view& s, std::size_t line) const {
+        std::string out;
+        while (true) {
+            s = ltrim(s);
+            if (s.empty()) fail(line, "a key is missing");
+            std::string part;
+            if (s.front() == '"' || s.front() == '\'') {
+                std::string_view after;
+                part = string(s, line, after);
+                s = after;
+            } else {
+                std::size_t n = 0;
+                while (n < s.size() && (std::isalnum(static_cast<unsigned char>(s[n])) || s[n] == '_' || s[n] == '-')) ++n;
+                if (n == 0) fail(line, "expected a key, got '" + std::string(s) + "'");
+                part = std::string(s.substr(0, n));
+                s.remove_prefix(n);
+            }
+            out += out.empty() ? part : "." + part;
+            s = ltrim(s);
+            if (s.empty() || s.front() != '.') return out;
+            s.remove_prefix(1);
+        }
+    }
+
+    /// A basic ("...", escapes \" \\ \n \t) or literal ('...') one-line string at s[0].
+    std::string string(std::string_view s, std::size_t line, std::string_view& after) const {
+        const char q = s.front();
+        if (s.starts_with(q == '"' ? "\"\"\"" : "'''")) fail(line, "multi-line strings are not supported");
+        std::string out;
+        for (std::size_t i = 1; i < s.size(); ++i) {
+            const char c = s[i];
+            if (c == q) {
+                after = s.substr(i + 1);
+                return out;
+            }
+            if (q == '"' && c == '\\' && i + 1 < s.size()) {
+                const char e = s[++i];
+                if (e == 'n') out.push_back('\n');
+                else if (e == 't') out.push_back('\t');
+                else if (e == '"' || e == '\\') out.push_back(e);
+                else fail(line, std::string("unsupported escape '\\") + e + "'");
+                continue;
+            }
+            out.push_back(c);
+        }
+        fail(line, "unterminated string");
+    }
+
+    /// Whether the array text starting with '[' has its closing ']' (strings skipped).
+    bool array_closed(std::string_view s, std::size_t line) const {
+        int depth = 0;
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            const char c = s[i];
+            if (c == '"' || c == '\'') {
+                const auto end = s.find(c, i + 1);
+                if (end == std::string_view::npos) return false;
+                i = end;
+            } else if (c == '#') {
+                const auto nl = s.find('\n', i);
+                if (nl == std::string_view::npos) return false;
+                i = nl;
+            } else if (c == '[') {
+                ++depth;
+            } else if (c == ']' && --depth == 0) {
+                const std::string_view after = ltrim(s.substr(i + 1));
+                if (!after.empty() && after.front() != '#') fail(line, "unexpected text after an array");
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /// An array of scalars -> a list of strings (numbers and dates as written).
+    std::vector<std::string> array(std::string_view s, std::size_t line) const {
+        std::vector<std::string> items;
+        std::size_t i = 1;
+        auto skip = [&] {
+            while (i < s.size()) {
+                if (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') ++i;
+                else if (s[i] == '#') i = std::min(s.find('\n', i), s.size());
+                else break;
+            }
+        };
+        while (true) {
+            skip();
+            if (i >= s.size()) fail(line, "unterminated array");
+            if (s[i] == ']') return items;
+            if (s[i] == '[' || s[i] == '{') fail(line, "nested arrays and inline tables are not supported");
+            if (s[i] == '"' || s[i] == '\'') {
+                std::string_view after;
+                items.push_back(string(s.substr(i), line, after));
+                i = s.size() - after.size();
+            } else {
+                const std::size_t b = i;
+                while (i < s.size() && s[i] != ',' && s[i] != ']' && s[i] != '\n' && s[i] != '#') ++i;
+                const std::string_view item = rtrim(s.substr(b, i - b));
+                if (!bare_scalar(item)) fail(line, "'" + std::string(item) + "' is not a TOML value (strings need quotes)");
+                items.emplace_back(item);
+            }
+            skip();
+            if (i < s.size() && s[i] == ',') ++i;
+            else if (i < s.size() && s[i] != ']') fail(line, "expected ',' or ']' in an array");
+        }
+    }
+
+    /// A number, a boolean, a date or a date-time written bare.
+    static bool bare_scalar(std::string_view s) {
+        if (s == "true" || s == "false") return true;
+        std::string digits;
+        for (char c : s)
+            if (c != '_') digits.push_back(c);
+        if (looks_numeric(digits)) return true;
+        return s.size() >= 10 && looks_like_date(s.substr(0, 10)) && (s.size() == 10 || s[10] == 'T' || s[10] == ' ');
+    }
+
+    MetaValue value(std::string_view s, std::size_t line, std::string_view& after) const {
+        if (s.front() == '"' || s.front() == '\'') return string(s, line, after);
+        if (s.front() == '{') fail(line, "inline tables {...} are not supported");
+        std::size_t n = 0;
+        while (n < s.size() && s[n] != '#') ++n;
+        const std::string_view v = rtrim(s.substr(0, n));
+        after = s.substr(n);
+        if (v.size() == 10 && looks_like_date(v)) {
+            try {
+                return Date::parse(v);
+            } catch (const ParseError&) {
+                fail(line, "'" + std::string(v) + "' is not a valid date");
+            }
+        }
+        if (!bare_scalar(v)) fail(line, "'" + std::string(v) + "' is not a TOML value (strings need quotes)");
+        std::string digits;
+        for (char c : v)
+            if (c != '_') digits.push_back(c);
+        if (looks_numeric(digits)) {
+            const double d = std::strtod(digits.c_str(), nullptr);
+            if (!std::isfinite(d)) fail(line, "number '" + std::string(v) + "' is out of range");
+            return d;
+        }
+        return std::string(v);  // true, false, a date-time: as written
+    }
+
+    std::string_view where_;
+    std::size_t first_line_;
+};
+
+}  // namespace detail::toml
 
 }  // namespace ragpp

@@ -1,6 +1,7 @@
 // ragpp detail: the not-API helpers of chunk/markdown.hpp (namespace detail::markdown), moved out of it.
 #pragma once
 
+#include <cctype>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -109,22 +110,56 @@ using chunking::trim;
     return n;
 }
 
-[[nodiscard]] inline Layout layout(std::string_view where, const chunking::Lines& lines) {
+/// Whether `t` (a trimmed line) starts like a front-matter entry: "key:" (YAML) or
+/// "key =" (TOML), the key made of letters, digits, '_', '-', '.' or quotes.
+[[nodiscard]] inline bool entry_like(std::string_view t, FrontMatterSyntax syntax) noexcept {
+    std::size_t n = 0;
+    while (n < t.size() && (std::isalnum(static_cast<unsigned char>(t[n])) || t[n] == '_' || t[n] == '-' || t[n] == '.' ||
+                            t[n] == '"' || t[n] == '\''))
+        ++n;
+    if (n == 0) return false;
+    while (syntax == FrontMatterSyntax::toml && n < t.size() && t[n] == ' ') ++n;
+    return n < t.size() && t[n] == (syntax == FrontMatterSyntax::yaml ? ':' : '=');
+}
+
+/// The front matter of `lines` into `lay` (see chunk/markdown.hpp); returns the first
+/// line after it (0 when there is none).
+[[nodiscard]] inline std::size_t front_matter(std::string_view where, const chunking::Lines& lines, Layout& lay,
+                                              std::string_view access_field) {
     const std::size_t n = lines.size();
-    Layout lay(n);
-    std::size_t i = 0;
-    if (n > 0 && trim(lines[0]) == "---" && lines[0].substr(0, 3) == "---") {
-        for (std::size_t k = 1; k < n; ++k) {
-            const std::string_view t = trim(lines[k]);
-            if (t == "---" || t == "...") {
-                const std::size_t b = lines.starts[1], e = lines.starts[k];
-                lay.front_matter = parse_front_matter(std::string_view(lines.text).substr(b, e - b), where, 2);
-                for (std::size_t j = 0; j <= k; ++j) lay.kinds[j] = LineKind::markup;
-                i = k + 1;
-                break;
-            }
+    std::size_t open = 0;  // blank lines may come before the opening fence
+    while (open < n && trim(lines[open]).empty()) ++open;
+    if (open == n) return 0;
+    const std::string_view t = trim(lines[open]);
+    FrontMatterSyntax syntax;
+    if (t == "---" && lines[open].substr(0, 3) == "---") syntax = FrontMatterSyntax::yaml;
+    else if (t == "+++" && lines[open].substr(0, 3) == "+++") syntax = FrontMatterSyntax::toml;
+    else return 0;
+    for (std::size_t k = open + 1; k < n; ++k) {
+        const std::string_view c = trim(lines[k]);
+        if (syntax == FrontMatterSyntax::yaml ? (c == "---" || c == "...") : c == "+++") {
+            const std::size_t b = lines.starts[open + 1], e = lines.starts[k];
+            lay.front_matter = read_front_matter(std::string_view(lines.text).substr(b, e - b), syntax, where, open + 2,
+                                                 access_field);
+            for (std::size_t j = 0; j <= k; ++j) lay.kinds[j] = LineKind::markup;
+            return k + 1;
         }
     }
+    // Never closed: a thematic break, unless the next line reads like an entry (a fence forgotten).
+    std::size_t next = open + 1;
+    while (next < n && trim(lines[next]).empty()) ++next;
+    if (next < n && entry_like(trim(lines[next]), syntax))
+        lock_access(lay.front_matter,
+                    std::string(where) + ":" + std::to_string(open + 1) + ": front matter: the opening '" + std::string(t) +
+                        "' is never closed",
+                    access_field);
+    return 0;
+}
+
+[[nodiscard]] inline Layout layout(std::string_view where, const chunking::Lines& lines, std::string_view access_field = "groups") {
+    const std::size_t n = lines.size();
+    Layout lay(n);
+    std::size_t i = front_matter(where, lines, lay, access_field);
     char fence_char = 0;
     std::size_t fence_len = 0;
     bool in_comment = false;

@@ -1,0 +1,20 @@
+# The steps of the tool's scenario scripts (check_scenario.cmake, walk_scenario.cmake):
+# run(RC OUT ARG...) runs ${PROGRAM} ARG..., fails unless it exits RC, and puts its
+# stdout then stderr in OUT; expect(TEXT REGEX WHAT) and expect_not(...) fail naming WHAT.
+function(run expect_rc out_var)
+  execute_process(COMMAND ${PROGRAM} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  if(NOT rc EQUAL expect_rc)
+    message(FATAL_ERROR "ragpp ${ARGN}: exit ${rc}, expected ${expect_rc}\n${o}\n${e}")
+  endif()
+  set(${out_var} "${o}${e}" PARENT_SCOPE)
+endfunction()
+function(expect text regex what)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "${what}: expected /${regex}/ in:\n${text}")
+  endif()
+endfunction()
+function(expect_not text regex what)
+  if(text MATCHES "${regex}")
+    message(FATAL_ERROR "${what}: did not expect /${regex}/ in:\n${text}")
+  endif()
+endfunction()
