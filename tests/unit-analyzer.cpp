@@ -175,6 +175,10 @@ TEST_CASE("random bytes never crash and always give non-empty valid UTF-8 terms"
 // --- multilingual: each document in its language, queries in both -------------------------
 
 TEST_CASE("identify_language: function-word profiles and elisions on hand-written sentences", "[analyzer][multilingual]") {
+    using Counts = std::pair<std::size_t, std::size_t>;
+    // the, of, is (English); le, de, est, de (French): "a", "on", "mois" are in neither list.
+    CHECK(ragpp::text::language_counts("The notice period of a contract is on le délai de préavis est de trois mois") ==
+          Counts{3, 4});
     using ragpp::Language;
     using ragpp::text::identify_language;
     CHECK(identify_language("The notice period of the contract is three months.") == Language::english);
@@ -280,16 +284,21 @@ TEST_CASE("multilingual: analyze_query keeps the forms the index knows", "[analy
     CHECK(q("running contracts xyzzy le", {fr, "running"}) == V{"running", "contract", "xyzzy"});
     // No mark (an index of neither: empty, or not multilingual): word by word, as for both.
     CHECK(q("running contracts xyzzy le", {"running"}) == V{"running", "contract", "xyzzi"});
-    // Both languages: the known forms.
+    // Both languages, a query with more function words of one: that language alone.
+    CHECK(q("What is the notice period?", {en, fr, "notic", "the"}) == V{"what", "notic", "period"});
+    CHECK(q("Quel est le préavis ?", {en, fr, "preavi", "le"}) == V{"quel", "preavi"});
+    CHECK(q("l'entreprise", {en, fr}) == V{"entrepris"});  // an elision counts for French
+    // Both languages, as many function words of each (none): word by word, the known forms.
     CHECK(q("running", {en, fr, "run", "running"}) == V{"run", "running"});
     CHECK(q("running", {en, fr, "run"}) == V{"run"});
     CHECK(q("running", {en, fr, "running"}) == V{"running"});
     CHECK(q("running", {en, fr}) == V{"run"});  // neither known: the English terms (missing in coverage)
-    // "le" is a French stop word: unknown as an English term, it is no query term.
-    CHECK(q("le préavis", {en, fr, "preavi"}) == V{"preavi"});
-    CHECK(q("le préavis", {en, fr, "preavi", "le"}) == V{"le", "preavi"});
-    // "the" is an English stop word; its French reading "the" is kept only when known.
-    CHECK(q("the notice", {en, fr, "notic"}) == V{"notic"});
+    // "un" is a French stop word: unknown as an English term, it is no query term.
+    CHECK(q("un préavis", {en, fr, "preavi"}) == V{"preavi"});
+    CHECK(q("un préavis", {en, fr, "preavi", "un"}) == V{"un", "preavi"});
+    // "if" is an English stop word; its French reading "if" is kept only when known.
+    CHECK(q("if notice", {en, fr, "notic"}) == V{"notic"});
+    CHECK(q("if notice", {en, fr, "notic", "if"}) == V{"if", "notic"});
     V all;
     a.analyze_query("the notice", all, {});  // no vocabulary: every form
     CHECK(all == V{"the", "notic"});

@@ -1,5 +1,5 @@
 // ragpp: the analyzers. Each turns text into index terms, the same way for documents
-// and queries (the ragpp::Analyzer concept):
+// and queries (the ragpp::Analyzer concept), but multilingual (below):
 //
 //   standard  tokenize (UAX #29 words, identifiers as parts + joined form), case fold,
 //             compatibility fold, remove diacritics; no stop words, no stemming.
@@ -15,6 +15,14 @@
 //   cjk       as standard, but runs of Han, Hiragana, Katakana and Hangul become
 //             overlapping bigrams ("東京都" -> "東京", "京都"); a lone character stays
 //             a unigram.
+//   multilingual  (the default of EngineConfig and the tool) each document in ONE
+//             language, its own (`lang` metadata, else text::identify_language's
+//             function-word counts): English as english plus French elisions removed,
+//             French as french; CJK runs as bigrams in both. Each document's terms end
+//             with a mark of its language, and a query is analysed in the languages the
+//             index holds (see MultilingualAnalyzer). The one analyzer whose documents
+//             and queries are not analysed alike: it models DocumentAnalyzer
+//             (core/concepts.hpp), whose hooks BM25Index calls.
 //
 // CustomAnalyzer<Stemmer> takes any options and any stemmer (see text/stemmer.hpp),
 // e.g. a Snowball stemmer from ragpp/ext/snowball.hpp.
@@ -43,6 +51,7 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/core/error.hpp>
+#include <ragpp/text/detail/language.hpp>
 #include <ragpp/text/normalize.hpp>
 #include <ragpp/text/porter.hpp>
 #include <ragpp/text/stemmer.hpp>
@@ -295,33 +304,8 @@ enum class Language { english, french };
 
 namespace text {
 
-namespace detail {
-/// English function words that are not French words (no "a", "an", "as", "on", "or", "but").
-inline const StopWords& english_profile() {
-    static const StopWords w{"the",  "of",    "and",  "to",    "is",    "was",   "that",  "for",   "with", "are",
-                             "this", "from",  "by",   "have",  "has",   "were",  "which", "be",    "been", "not",
-                             "they", "their", "its",  "it",    "at",    "we",    "these", "can",   "will", "would",
-                             "than", "also",  "into", "there", "when",  "what",  "who",   "our",   "you",  "had",
-                             "such", "in",    "how",  "about", "after", "between"};
-    return w;
-}
-/// French function words that are not English words (no "a", "un", "il", "se", "ne", "sa", "ses": also
-/// abbreviations in English text, "IL-6", "SE").
-inline const StopWords& french_profile() {
-    static const StopWords w{"le",   "la",    "les",  "des",   "du",    "de",    "et",    "est",  "une",  "dans",
-                             "pour", "pas",   "sur",  "au",    "aux",   "avec",  "ce",    "cette", "ces", "qui",
-                             "que",  "sont",  "ont",  "été",   "être",  "nous",  "vous",  "mais", "ou",   "où",
-                             "leur", "leurs", "par",  "plus",  "elle",  "ils",   "elles", "lui",  "très", "aussi",
-                             "comme", "donc", "entre", "sans", "sous",  "selon", "après", "peut", "quel", "quelle"};
-    return w;
-}
-/// A letter of a word for identify_language: ASCII letters and code points from U+00C0 on,
-/// except × ÷ and general punctuation (U+2000-U+206F: ’, —, ...).
-inline bool profile_letter(char32_t c) noexcept {
-    if (c < 0x80) return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-    return c >= 0xC0 && c != 0xD7 && c != 0xF7 && !(c >= 0x2000 && c <= 0x206F);
-}
-}  // namespace detail
+/// The function-word counts of `text` (see identify_language): {English, French}.
+[[nodiscard]] inline std::pair<std::size_t, std::size_t> language_counts(std::string_view text, std::size_t max_words = 1000);
 
 /// The language of `text` by function-word profiles: among its first `max_words` words
 /// (runs of letters, ASCII case folded), each English function word counts for English,
@@ -330,6 +314,11 @@ inline bool profile_letter(char32_t c) noexcept {
 /// neither language, code, or CJK text, is analysed as English; CJK runs are bigrammed
 /// in every language). Deterministic and linear in the words read.
 [[nodiscard]] inline Language identify_language(std::string_view text, std::size_t max_words = 1000) {
+    const auto [en, fr] = language_counts(text, max_words);
+    return fr > en ? Language::french : Language::english;
+}
+
+inline std::pair<std::size_t, std::size_t> language_counts(std::string_view text, std::size_t max_words) {
     static constexpr std::string_view elided[] = {"l", "d", "j", "m", "n", "s", "t", "c", "qu", "jusqu", "lorsqu",
                                                   "puisqu", "quoiqu"};
     std::size_t en = 0, fr = 0, words = 0, i = 0;
@@ -358,7 +347,7 @@ inline bool profile_letter(char32_t c) noexcept {
         if (detail::english_profile().contains(w)) ++en;
         else if (detail::french_profile().contains(w)) ++fr;
     }
-    return fr > en ? Language::french : Language::english;
+    return {en, fr};
 }
 
 /// The language a `lang` tag names: "en", "en-US", "eng", "english" -> English; "fr",
@@ -392,7 +381,11 @@ inline bool profile_letter(char32_t c) noexcept {
 /// BM25Index's search, query coverage). When the index's documents are all of one
 /// language, the query is analysed in that language alone, exactly as its documents
 /// (a French-only or English-only folder searches as with the french or english
-/// analyzer). When both languages are there, word by word: the English terms of a
+/// analyzer). When both languages are there, a query with more English than French
+/// function words and elisions (text::language_counts, as for documents: "What is the
+/// notice period?") is analysed in English alone, one with more French ones ("Quel est
+/// le préavis ?", "l'entreprise") in French alone. A query with as many of each (none,
+/// usually: "préavis MX-200", "running costs") is analysed word by word: the English terms of a
 /// word, then its French terms that differ (each distinct term once, so a word whose
 /// forms agree, "entreprises" -> "entrepris", is one query term, not two); the French
 /// terms are kept only when the index knows one of them, and the English terms when the
@@ -471,6 +464,10 @@ public:
         if (known) {
             const bool en = known(language_mark(Language::english)), fr = known(language_mark(Language::french));
             if (en != fr) return analyze_as(en ? Language::english : Language::french, text, out);
+            // Both: a query with more function words of one language is in that one.
+            const auto [en_words, fr_words] = text::language_counts(text);
+            if (en && en_words != fr_words)
+                return analyze_as(en_words > fr_words ? Language::english : Language::french, text, out);
         }
         const text::detail::Pipeline<text::PorterStemmer> en(options(Language::english), english_);
         const text::detail::Pipeline<text::FrenchLightStemmer> fr(options(Language::french), french_);
