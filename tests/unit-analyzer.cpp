@@ -363,6 +363,12 @@ TEST_CASE("multilingual: one index finds a lang: fr note in French and an Englis
     CHECK(df("preavi") == 0);
     CHECK(df("entrepris") == 1);
     CHECK(index.search("préavis", 10).empty());
+    // With the English documents gone, the index is French only: "running" is read in
+    // French alone (Porter's "run" is no query term any more).
+    index.remove_document(1);
+    index.remove_document(3);
+    CHECK(index.query_terms("running") == V{"running"});
+    CHECK(index.query_terms("contracts") == V{"contract"});
 }
 
 TEST_CASE("multilingual: an index of one language searches as that language's analyzer", "[analyzer][multilingual][bm25]") {

@@ -279,12 +279,12 @@ public:
         return search_terms(query_terms(query), k, options, BM25Strategy::exhaustive);
     }
     /// The terms `search` looks up for `query`: the analyzer's (a DocumentAnalyzer's
-    /// analyze_query with this index's vocabulary), then, when the index
+    /// analyze_query, knowing the terms of live documents' texts), then, when the index
     /// holds fielded documents, the title keys of the whole query and of each
     /// identifier-like whitespace-separated token (each distinct key once).
     [[nodiscard]] std::vector<std::string> query_terms(std::string_view query) const {
         std::vector<std::string> terms;
-        ragpp::analyze_query(analyzer_, query, terms, [this](std::string_view t) { return find_term(t) != dict_.npos; });
+        ragpp::analyze_query(analyzer_, query, terms, [this](std::string_view t) { return document_frequency(t) > 0; });
         if (fielded_docs_ == 0) return terms;
         std::vector<std::string> keys;
         auto add = [&](std::string key) {
