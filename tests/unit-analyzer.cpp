@@ -3,6 +3,7 @@
 // random bytes.
 #include <catch2/catch.hpp>
 
+#include <ragpp/index/bm25.hpp>
 #include <ragpp/text/analyzer.hpp>
 
 #include <algorithm>
@@ -168,5 +169,228 @@ TEST_CASE("random bytes never crash and always give non-empty valid UTF-8 terms"
                 CHECK(ragpp::text::is_valid_utf8(t));
             }
         });
+    }
+}
+
+// --- multilingual: each document in its language, queries in both -------------------------
+
+TEST_CASE("identify_language: function-word profiles and elisions on hand-written sentences", "[analyzer][multilingual]") {
+    using Counts = std::pair<std::size_t, std::size_t>;
+    // the, of, is (English); le, de, est, de (French): "a", "on", "mois" are in neither list.
+    CHECK(ragpp::text::language_counts("The notice period of a contract is on le délai de préavis est de trois mois") ==
+          Counts{3, 4});
+    using ragpp::Language;
+    using ragpp::text::identify_language;
+    CHECK(identify_language("The notice period of the contract is three months.") == Language::english);
+    CHECK(identify_language("Le délai de préavis est de trois mois.") == Language::french);
+    // Elisions alone (l', s', qu', with either apostrophe): French.
+    CHECK(identify_language("L'entreprise s’engage lorsqu'elle signe") == Language::french);
+    // IL-6, SE, a: abbreviations and shared words are in neither profile.
+    CHECK(identify_language("IL-6 and SE in a cohort") == Language::english);
+    CHECK(identify_language("Les contrats sont signés par la direction, avec un avenant.") == Language::french);
+    CHECK(identify_language("This study shows that the levels of IL-6 were higher in these patients.") ==
+          Language::english);
+    // A tie (no function word: code, CJK, an empty text) is English.
+    CHECK(identify_language("") == Language::english);
+    CHECK(identify_language("東京タワーに行く") == Language::english);
+    CHECK(identify_language("ORA-01555 snapshot") == Language::english);
+    CHECK(identify_language("don't stop") == Language::english);  // "don" is no elision
+    // Only the first max_words words count: 3 French, then 5 English.
+    CHECK(identify_language("le la les the of and to is") == Language::english);
+    CHECK(identify_language("le la les the of and to is", 3) == Language::french);
+}
+
+TEST_CASE("language_of_tag: lang front matter values", "[analyzer][multilingual]") {
+    using ragpp::Language;
+    using ragpp::text::language_of_tag;
+    CHECK(language_of_tag("fr") == Language::french);
+    CHECK(language_of_tag("FR-ca") == Language::french);
+    CHECK(language_of_tag("fr_FR") == Language::french);
+    CHECK(language_of_tag("Français") == Language::french);
+    CHECK(language_of_tag("en-US") == Language::english);
+    CHECK(language_of_tag("English") == Language::english);
+    CHECK_FALSE(language_of_tag("de").has_value());
+    CHECK_FALSE(language_of_tag("").has_value());
+    CHECK_FALSE(language_of_tag("fren").has_value());
+}
+
+TEST_CASE("multilingual: l'entreprise meets entreprise, English keeps Porter, CJK bigrams", "[analyzer][multilingual]") {
+    using ragpp::Language;
+    const ragpp::MultilingualAnalyzer a;
+    auto as = [&](Language l, std::string_view t) {
+        V out;
+        a.analyze_as(l, t, out);
+        return out;
+    };
+    // The english analyzer keeps "l'entreprise" whole; in an English document of the
+    // multilingual analyzer the elision goes, as in French.
+    CHECK(analyze(ragpp::EnglishAnalyzer{}, "l'entreprise") == V{"l'entrepris"});
+    CHECK(as(Language::english, "l'entreprise") == V{"entrepris"});
+    CHECK(as(Language::english, "l’entreprise") == V{"entrepris"});
+    CHECK(as(Language::french, "l'entreprise") == V{"entrepris"});
+    CHECK(analyze(a, "entreprise") == V{"entrepris"});   // both forms agree: one term
+    CHECK(analyze(a, "l'entreprise") == V{"entrepris"});
+    // English documents: the english analyzer's terms (possessive, stop words, Porter).
+    CHECK(as(Language::english, "The cat's toys are in the box") == V{"cat", "toi", "box"});
+    CHECK(as(Language::english, "Relational conditional generalizations") == V{"relat", "condit", "gener"});
+    // French documents: the french analyzer's terms.
+    CHECK(as(Language::french, "Les préavis du contrat") == V{"preavi", "contrat"});
+    // A query word: its English terms, then its French terms that differ.
+    CHECK(analyze(a, "running contracts") == V{"run", "running", "contract"});
+    CHECK(analyze(a, "résiliée") == V{"resilie", "resili"});
+    // CJK runs become bigrams in both languages, as in the cjk analyzer.
+    CHECK(as(Language::english, "東京タワーに行く") == analyze(ragpp::CjkAnalyzer{}, "東京タワーに行く"));
+    CHECK(as(Language::french, "東京都") == V{"東京", "京都"});
+    CHECK(analyze(a, "東京都") == V{"東京", "京都"});
+}
+
+TEST_CASE("multilingual: a document's language is its lang metadata, else its text's", "[analyzer][multilingual]") {
+    using ragpp::Language;
+    const ragpp::MultilingualAnalyzer a;
+    ragpp::Document d{"d", "running shoes for the marathon", {}};
+    CHECK(a.document_language(d) == Language::english);
+    V terms;
+    a.analyze_document(d, terms);  // its terms, then the mark of its language
+    CHECK(terms == V{"run", "shoe", "marathon", "\x1Flang:en"});
+    d.metadata["lang"] = std::string("fr");
+    CHECK(a.document_language(d) == Language::french);
+    terms.clear();
+    a.analyze_document(d, terms);
+    // French: the light stemmer (plural -s, then final -e), French stop words only.
+    CHECK(terms == V{"running", "sho", "for", "the", "marathon", "\x1Flang:fr"});
+    terms.clear();
+    a.analyze_field(d, "Running Shoes", terms);  // a field of d: in d's language, no mark
+    CHECK(terms == V{"running", "sho"});
+    terms.clear();
+    a.analyze_document({"e", "le de", d.metadata}, terms);  // no term, no mark
+    CHECK(terms.empty());
+    d.metadata["lang"] = std::string("de");  // unknown tag: identified from the text
+    CHECK(a.document_language(d) == Language::english);
+    d.metadata["lang"] = 3.0;  // not a string: identified from the text
+    CHECK(a.document_language(d) == Language::english);
+}
+
+TEST_CASE("multilingual: analyze_query keeps the forms the index knows", "[analyzer][multilingual]") {
+    const ragpp::MultilingualAnalyzer a;
+    auto q = [&](std::string_view text, std::set<std::string> vocabulary) {
+        V out;
+        a.analyze_query(text, out, [&](std::string_view t) { return vocabulary.count(std::string(t)) > 0; });
+        return out;
+    };
+    const std::string en(ragpp::MultilingualAnalyzer::language_mark(ragpp::Language::english));
+    const std::string fr(ragpp::MultilingualAnalyzer::language_mark(ragpp::Language::french));
+    // Documents of one language: the query in that language alone, every term.
+    CHECK(q("running contracts xyzzy le", {en, "run"}) == V{"run", "contract", "xyzzi", "le"});
+    CHECK(q("running contracts xyzzy le", {fr, "running"}) == V{"running", "contract", "xyzzy"});
+    // No mark (an index of neither: empty, or not multilingual): word by word, as for both.
+    CHECK(q("running contracts xyzzy le", {"running"}) == V{"running", "contract", "xyzzi"});
+    // Both languages, a query with more function words of one: that language alone.
+    CHECK(q("What is the notice period?", {en, fr, "notic", "the"}) == V{"what", "notic", "period"});
+    CHECK(q("Quel est le préavis ?", {en, fr, "preavi", "le"}) == V{"quel", "preavi"});
+    CHECK(q("l'entreprise", {en, fr}) == V{"entrepris"});  // an elision counts for French
+    // Both languages, as many function words of each (none): word by word, the known forms.
+    CHECK(q("running", {en, fr, "run", "running"}) == V{"run", "running"});
+    CHECK(q("running", {en, fr, "run"}) == V{"run"});
+    CHECK(q("running", {en, fr, "running"}) == V{"running"});
+    CHECK(q("running", {en, fr}) == V{"run"});  // neither known: the English terms (missing in coverage)
+    // "un" is a French stop word: unknown as an English term, it is no query term.
+    CHECK(q("un préavis", {en, fr, "preavi"}) == V{"preavi"});
+    CHECK(q("un préavis", {en, fr, "preavi", "un"}) == V{"un", "preavi"});
+    // "if" is an English stop word; its French reading "if" is kept only when known.
+    CHECK(q("if notice", {en, fr, "notic"}) == V{"notic"});
+    CHECK(q("if notice", {en, fr, "notic", "if"}) == V{"if", "notic"});
+    V all;
+    a.analyze_query("the notice", all, {});  // no vocabulary: every form
+    CHECK(all == V{"the", "notic"});
+}
+
+TEST_CASE("multilingual: one index finds a lang: fr note in French and an English note in English",
+          "[analyzer][multilingual][bm25]") {
+    using ragpp::DocId;
+    ragpp::BM25Index<ragpp::MultilingualAnalyzer> index;
+    ragpp::Metadata fr;
+    fr["lang"] = std::string("fr");
+    index.add_document(0, {"contrat", "Le préavis de résiliation du contrat de l'entreprise est de trois mois.", fr});
+    index.add_document(1, {"contract", "The notice period of the company contract is three months.", {}});
+    // French by its text (no front matter); English by its text.
+    index.add_document(2, {"livraison", "Les délais de livraison des presses sont fixés par l'entreprise.", {}});
+    index.add_document(3, {"running", "Running the presses requires trained staff.", {}});
+    // lang: fr on an English-looking text: analysed in French all the same.
+    index.add_document(4, {"shoes", "running shoes", fr});
+    auto ids = [&](std::string_view query) {
+        std::vector<DocId> out;
+        for (const auto& h : index.search(query, 10)) out.push_back(h.id);
+        return out;
+    };
+    auto df = [&](std::string_view term) { return index.document_frequency(term); };
+    // Each document holds its own language's forms only.
+    CHECK(df("entrepris") == 2);     // "l'entreprise" in both French documents
+    CHECK(df("l'entrepris") == 0);
+    CHECK(df("preavi") == 1);
+    CHECK(df("le") == 0);            // a French stop word in French documents
+    CHECK(df("notic") == 1);         // Porter, in the English document
+    CHECK(df("the") == 0);
+    CHECK(df("run") == 1);           // document 3 (English)
+    CHECK(df("running") == 1);       // document 4 (lang: fr)
+    // French queries find the French notes, English queries the English ones.
+    const auto firm = ids("entreprise");
+    CHECK(std::set<DocId>(firm.begin(), firm.end()) == std::set<DocId>{0, 2});
+    CHECK(ids("Quel est le préavis ?").front() == 0);
+    CHECK(ids("préavis") == std::vector<DocId>{0});
+    CHECK(ids("notice period") == std::vector<DocId>{1});
+    CHECK(ids("What is the notice period?").front() == 1);
+    CHECK(ids("délai de livraison") == std::vector<DocId>{2});
+    // "running": Porter's "run" (document 3) and the French reading "running" (document
+    // 4). BM25 sums over the query terms; each document holds one of the two forms, so
+    // each counts the word once: its score is that of its own form alone.
+    CHECK(index.query_terms("running") == V{"run", "running"});
+    const auto both = index.search("running", 10);
+    REQUIRE(both.size() == 2);
+    auto score_of = [&](const std::vector<ragpp::Hit>& hits, DocId id) {
+        for (const auto& h : hits)
+            if (h.id == id) return h.score;
+        return -1.0F;
+    };
+    CHECK(score_of(both, 3) == score_of(index.search_terms(V{"run"}, 10), 3));
+    CHECK(score_of(both, 4) == score_of(index.search_terms(V{"running"}, 10), 4));
+    // A form the index does not know is no query term (it would add nothing).
+    CHECK(index.query_terms("contracts") == V{"contract"});
+    CHECK(index.query_terms("the contrats") == V{"contrat"});
+    // Each length counts the language mark: "running shoes" is 2 terms and the mark.
+    CHECK(index.document_length(4) == 3);
+    // Removal re-analyses a document in its language: everything of document 0 goes.
+    index.remove_document(0, {"contrat", "Le préavis de résiliation du contrat de l'entreprise est de trois mois.", fr});
+    CHECK(df("preavi") == 0);
+    CHECK(df("entrepris") == 1);
+    CHECK(index.search("préavis", 10).empty());
+    // With the English documents gone, the index is French only: "running" is read in
+    // French alone (Porter's "run" is no query term any more).
+    index.remove_document(1);
+    index.remove_document(3);
+    CHECK(index.query_terms("running") == V{"running"});
+    CHECK(index.query_terms("contracts") == V{"contract"});
+}
+
+TEST_CASE("multilingual: an index of one language searches as that language's analyzer", "[analyzer][multilingual][bm25]") {
+    const char* texts[] = {"The notice period of the contract is three months.", "Running the presses requires staff.",
+                           "Contracts of the company: running costs.", "Le préavis est de trois mois."};
+    // All English (the French sentence given lang: en): the multilingual index ranks as the english one,
+    // with every length one longer (the mark).
+    ragpp::BM25Index<ragpp::MultilingualAnalyzer> multi;
+    ragpp::BM25Index<ragpp::EnglishAnalyzer> english;
+    ragpp::Metadata en;
+    en["lang"] = std::string("en");
+    for (ragpp::DocId i = 0; i < 4; ++i) {
+        multi.add_document(i, {"d", texts[i], en});
+        english.add_document(i, {"d", texts[i], {}});
+        CHECK(multi.document_length(i) == english.document_length(i) + 1);
+    }
+    for (const char* query : {"running contracts", "notice period", "préavis trois mois", "the company's costs"}) {
+        INFO(query);
+        CHECK(multi.query_terms(query) == english.query_terms(query));
+        std::vector<ragpp::DocId> a, b;
+        for (const auto& h : multi.search(query, 4)) a.push_back(h.id);
+        for (const auto& h : english.search(query, 4)) b.push_back(h.id);
+        CHECK(a == b);
     }
 }

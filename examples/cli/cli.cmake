@@ -16,7 +16,7 @@ add_test(NAME cli.analyze.unknown_analyzer COMMAND ragpp_cli analyze --analyzer 
 set_tests_properties(cli.analyze.unknown_analyzer PROPERTIES WILL_FAIL ON)
 add_test(NAME cli.analyze.unknown_analyzer_message COMMAND ragpp_cli analyze --analyzer klingon "text")
 set_tests_properties(cli.analyze.unknown_analyzer_message PROPERTIES
-  PASS_REGULAR_EXPRESSION "analyzer 'klingon' is unknown \\(valid: standard, english, french, cjk\\)")
+  PASS_REGULAR_EXPRESSION "analyzer 'klingon' is unknown \\(valid: multilingual, standard, english, french, cjk\\)")
 add_test(NAME cli.analyze.missing_text COMMAND ragpp_cli analyze)
 set_tests_properties(cli.analyze.missing_text PROPERTIES WILL_FAIL ON)
 
@@ -127,6 +127,33 @@ set_tests_properties(cli.eval.bad_questions PROPERTIES
   PASS_REGULAR_EXPRESSION "bad-questions.json:3: question 2: field 'relevant' is missing")
 add_test(NAME cli.eval.bad_mode COMMAND ragpp_cli eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm26)
 set_tests_properties(cli.eval.bad_mode PROPERTIES PASS_REGULAR_EXPRESSION "--mode 'bm26' is not bm25, vector or hybrid")
+# A mixed-language folder (testdata/mixed: an English handbook, a French note with
+# "lang: fr", a French note without front matter, a Chinese note) with the default
+# analyzer (multilingual): "entreprise" finds "l'entreprise", English questions keep
+# Porter, French ones the French stemmer, Chinese ones bigrams.
+set(_mixed_out ${CMAKE_CURRENT_BINARY_DIR}/cli-mixed)
+add_test(NAME cli.mixed.index COMMAND ragpp_cli index ${_eval_data}/mixed --out ${_mixed_out} --rebuild --quiet)
+set_tests_properties(cli.mixed.index PROPERTIES FIXTURES_SETUP cli_mixed_index
+  PASS_REGULAR_EXPRESSION "indexed 4 chunks from 4 files .*analyzer multilingual")
+foreach(_case "entreprise|reglement.md" "What is the notice period?|handbook.md" "resignations|handbook.md"
+              "réunion d’équipe|reunions.md" "Quand ont lieu les réunions ?|reunions.md" "年假|nianjia.md")
+  string(REPLACE "|" ";" _pair "${_case}")
+  list(GET _pair 0 _query)
+  list(GET _pair 1 _file)
+  string(MD5 _id "${_query}")
+  string(SUBSTRING "${_id}" 0 6 _id)
+  add_test(NAME cli.mixed.search.${_id} COMMAND ragpp_cli search ${_mixed_out} --k 1 "${_query}")
+  string(REPLACE "." "\\." _file_re "${_file}")
+  set_tests_properties(cli.mixed.search.${_id} PROPERTIES FIXTURES_REQUIRED cli_mixed_index
+    PASS_REGULAR_EXPRESSION "1\\. ${_file_re}:")
+endforeach()
+# The english analyzer keeps "l'entreprise" whole: "entreprise" alone misses it.
+add_test(NAME cli.mixed.english_index COMMAND ragpp_cli index ${_eval_data}/mixed --out ${_mixed_out}-en --rebuild
+  --analyzer english --quiet)
+set_tests_properties(cli.mixed.english_index PROPERTIES FIXTURES_SETUP cli_mixed_en_index)
+add_test(NAME cli.mixed.english_misses COMMAND ragpp_cli search ${_mixed_out}-en --k 1 entreprise)
+set_tests_properties(cli.mixed.english_misses PROPERTIES FIXTURES_REQUIRED cli_mixed_en_index
+  FAIL_REGULAR_EXPRESSION "reglement\\.md")
 # --- end ragpp index / search / eval ---------------------------------------------------
 
 # --- TREC runs of other engines: eval --run, --run-out (issue 15 point 7) ----------------

@@ -42,7 +42,10 @@ ragpp::EngineProgress bar_for(std::shared_ptr<std::unique_ptr<Progress>> bar, bo
 // --- options ----------------------------------------------------------------------
 
 void declare_engine_options(ArgParser& p, bool with_chunking) {
-    p.option("analyzer", "NAME", "BM25 analyzer: standard, english, french or cjk", "english");
+    p.option("analyzer", "NAME",
+             "BM25 analyzer: multilingual (each document in its language, English or French; queries in both; CJK "
+             "bigrams), standard, english, french or cjk",
+             "multilingual");
     declare_embedder_options(p);
     p.option("variant", "NAME", "BM25 variant: lucene, robertson, atire, bm25l, bm25+, rank_bm25.BM25Okapi, ...",
              "lucene")

@@ -3,7 +3,8 @@
 //
 // Query coverage (query_coverage), a lexical query-performance signal: how much of
 // the question's rare vocabulary the best passages contain. The question is split into
-// whitespace words, each analysed alone (the index's Analyzer). A word becomes units:
+// whitespace words, each analysed alone (the index's Analyzer; a DocumentAnalyzer's
+// analyze_query against the words TermStatistics knows). A word becomes units:
 //   - a compound (two or more terms whose last, the analyzer's joined form, is longer
 //     than each of the others: "MX-200" -> mx, 200, mx200; "CMAKE_EXPORT_COMPILE_COMMANDS")
 //     is ONE unit keyed by its joined form, its other terms being its parts;
@@ -206,12 +207,15 @@ template <Analyzer A>
         u.in_corpus = df > 0;
         u.weight = std::pow(u.in_corpus ? detail::coverage_idf(n, static_cast<double>(df)) : top_idf, options.idf_power);
     };
+    // A DocumentAnalyzer (the multilingual one) keeps the forms the documents know.
+    std::function<bool(std::string_view)> known;
+    if (stats.document_frequency) known = [&](std::string_view t) { return stats.document_frequency(t) > 0; };
     std::vector<CoverageUnit> units;
     std::unordered_set<std::string> seen;
     std::vector<std::string> terms;
     for (const std::string_view raw : detail::split_words(question)) {
         terms.clear();
-        analyzer.analyze(raw, terms);
+        ragpp::analyze_query(analyzer, raw, terms, known);
         if (terms.empty()) continue;
         std::string word(detail::trim_punctuation(raw));
         if (word.empty()) word = std::string(raw);

@@ -3,6 +3,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <functional>
 #include <ranges>
 #include <string>
 #include <string_view>
@@ -48,6 +49,47 @@ concept Analyzer = requires(const A& a, std::string_view text, std::vector<std::
     a.analyze(text, out);
     { a.name() } -> std::convertible_to<std::string_view>;
 };
+
+/// An analyzer that may analyse each document its own way (in its language, say) and a
+/// query against an index's vocabulary (text/analyzer.hpp's MultilingualAnalyzer):
+/// - `analyze_document(doc, out)`: the terms under which `doc.text` is indexed (they may
+///   include terms no text gives, such as the mark of the document's language);
+/// - `analyze_field(doc, text, out)`: the terms of `text`, a field of `doc` (its title,
+///   say), as `doc` is analysed;
+/// - `analyze_query(query, out, known)`: the terms of `query`, where `known(term)` tells
+///   whether the index holds `term` (an empty function: unknown vocabulary).
+/// Plain analyzers do none of these: ragpp::analyze_document, analyze_field and
+/// analyze_query call their `analyze`.
+template <class A>
+concept DocumentAnalyzer = Analyzer<A> && requires(const A& a, const Document& doc, std::string_view text,
+                                                   std::vector<std::string>& out,
+                                                   const std::function<bool(std::string_view)>& known) {
+    a.analyze_document(doc, out);
+    a.analyze_field(doc, text, out);
+    a.analyze_query(text, out, known);
+};
+
+/// Appends the terms under which `doc.text` is indexed (see DocumentAnalyzer).
+template <Analyzer A>
+void analyze_document(const A& analyzer, const Document& doc, std::vector<std::string>& out) {
+    if constexpr (DocumentAnalyzer<A>) analyzer.analyze_document(doc, out);
+    else analyzer.analyze(doc.text, out);
+}
+
+/// Appends the terms of `text`, a field of `doc` (see DocumentAnalyzer).
+template <Analyzer A>
+void analyze_field(const A& analyzer, const Document& doc, std::string_view text, std::vector<std::string>& out) {
+    if constexpr (DocumentAnalyzer<A>) analyzer.analyze_field(doc, text, out);
+    else analyzer.analyze(text, out);
+}
+
+/// Appends the terms of `query` against a vocabulary `known` (see DocumentAnalyzer).
+template <Analyzer A>
+void analyze_query(const A& analyzer, std::string_view query, std::vector<std::string>& out,
+                   const std::function<bool(std::string_view)>& known) {
+    if constexpr (DocumentAnalyzer<A>) analyzer.analyze_query(query, out, known);
+    else analyzer.analyze(query, out);
+}
 
 /// The terms of `text`, as a new vector.
 template <Analyzer A>

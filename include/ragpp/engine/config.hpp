@@ -22,7 +22,9 @@ namespace ragpp {
 /// Everything that shapes an engine. The first group shapes the index (a change needs a
 /// rebuild, see same_index_settings); the rest are search-time knobs, saved as defaults.
 struct EngineConfig {
-    std::string analyzer = "english";
+    /// text/analyzer.hpp's with_analyzer names; "multilingual": each document in its
+    /// language (English or French), queries in both, CJK bigrams.
+    std::string analyzer = "multilingual";
     /// hashing[:DIM] | model2vec:DIR | vectors:FILE | transformer:DIR (embed/dispatch.hpp)
     std::string embedder = "hashing";
     std::string query_prefix, passage_prefix;

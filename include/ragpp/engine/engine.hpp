@@ -123,27 +123,52 @@
 
 namespace ragpp {
 
-/// An analyzer chosen by name (text/analyzer.hpp's with_analyzer), type-erased.
+/// An analyzer chosen by name (text/analyzer.hpp's with_analyzer), type-erased; a
+/// DocumentAnalyzer, passing analyze_document, analyze_field and analyze_query on.
 class AnyAnalyzer {
 public:
+    using Known = std::function<bool(std::string_view)>;
     explicit AnyAnalyzer(std::string name) : name_(std::move(name)) {
-        fn_ = with_analyzer(name_, [](auto analyzer) -> Fn {
-            return [analyzer](std::string_view text, std::vector<std::string>& out) { analyzer.analyze(text, out); };
+        fns_ = with_analyzer(name_, [](auto a) -> Fns {
+            return {[a](std::string_view text, std::vector<std::string>& out) { a.analyze(text, out); },
+                    [a](const Document& doc, std::vector<std::string>& out) { ragpp::analyze_document(a, doc, out); },
+                    [a](const Document& doc, std::string_view text, std::vector<std::string>& out) {
+                        ragpp::analyze_field(a, doc, text, out);
+                    },
+                    [a](std::string_view query, std::vector<std::string>& out, const Known& known) {
+                        ragpp::analyze_query(a, query, out, known);
+                    }};
         });
     }
-    void analyze(std::string_view text, std::vector<std::string>& out) const {
-        const auto t0 = detail::engine::Clock::now();
-        fn_(text, out);
-        detail::engine::analysis_seconds += std::chrono::duration<double>(detail::engine::Clock::now() - t0).count();
+    void analyze(std::string_view text, std::vector<std::string>& out) const { timed([&] { fns_.text(text, out); }); }
+    void analyze_document(const Document& doc, std::vector<std::string>& out) const {
+        timed([&] { fns_.document(doc, out); });
+    }
+    void analyze_field(const Document& doc, std::string_view text, std::vector<std::string>& out) const {
+        timed([&] { fns_.field(doc, text, out); });
+    }
+    void analyze_query(std::string_view query, std::vector<std::string>& out, const Known& known) const {
+        timed([&] { fns_.query(query, out, known); });
     }
     [[nodiscard]] std::string_view name() const noexcept { return name_; }
 
 private:
-    using Fn = std::function<void(std::string_view, std::vector<std::string>&)>;
+    struct Fns {
+        std::function<void(std::string_view, std::vector<std::string>&)> text;
+        std::function<void(const Document&, std::vector<std::string>&)> document;
+        std::function<void(const Document&, std::string_view, std::vector<std::string>&)> field;
+        std::function<void(std::string_view, std::vector<std::string>&, const Known&)> query;
+    };
+    template <class F>
+    static void timed(F&& f) {
+        const auto t0 = detail::engine::Clock::now();
+        f();
+        detail::engine::analysis_seconds += std::chrono::duration<double>(detail::engine::Clock::now() - t0).count();
+    }
     std::string name_;
-    Fn fn_;
+    Fns fns_;
 };
-static_assert(Analyzer<AnyAnalyzer>);
+static_assert(DocumentAnalyzer<AnyAnalyzer>);
 
 /// An embedder chosen by spec at run time, type-erased and shared (copies share the model).
 class AnyEmbedder {
@@ -350,7 +375,8 @@ public:
         // A query without any term (empty, or only punctuation or stop words) would give
         // BM25 nothing and vector search the neighbours of an empty text: refuse it.
         std::vector<std::string> terms;
-        im.docs->retriever().index<0>().analyzer().analyze(query, terms);
+        const auto& bm25 = im.docs->retriever().index<0>();
+        ragpp::analyze_query(bm25.analyzer(), query, terms, [&](std::string_view t) { return bm25.document_frequency(t) > 0; });
         if (terms.empty() && (q.mode != SearchMode::vector || query.find_first_not_of(" \t\r\n") == std::string::npos))
             throw InvalidArgument("the query \"" + std::string(query) +
                                   "\" has no searchable term (it is empty, or only punctuation or stop words)");

@@ -109,14 +109,15 @@ public:
 
     // --- updates ----------------------------------------------------------------------
 
-    /// Indexes the analyzed `doc.text` under `id`. Throws DuplicateError when `id` is
+    /// Indexes the analyzed `doc.text` under `id` (a DocumentAnalyzer's analyze_document
+    /// and analyze_field: each document may be analysed its own way). Throws DuplicateError when `id` is
     /// already indexed; nothing changes then (nor when the analyzer throws).
     /// A document with metadata fields (bm25_document_fields) also gets its title,
     /// heading path and source path indexed as BM25F fields.
     void add_document(DocId id, const Document& doc) {
         check_absent(id);
         std::vector<std::string> terms;
-        analyzer_.analyze(doc.text, terms);
+        ragpp::analyze_document(analyzer_, doc, terms);
         const auto fields = analyze_fields(doc);
         add_terms(id, terms);
         add_field_terms(id, fields);
@@ -212,7 +213,7 @@ public:
         if (!contains(id))
             throw NotFoundError("BM25Index::remove_document: no document with DocId " + std::to_string(id));
         std::vector<std::string> terms;
-        analyzer_.analyze(doc.text, terms);
+        ragpp::analyze_document(analyzer_, doc, terms);
         thaw();
         const std::uint32_t len = doc_len_[id];
         std::vector<std::uint32_t> tids;
@@ -241,7 +242,7 @@ public:
         if (!contains(id))
             throw NotFoundError("BM25Index::update_document: no document with DocId " + std::to_string(id));
         std::vector<std::string> terms;
-        analyzer_.analyze(doc.text, terms);
+        ragpp::analyze_document(analyzer_, doc, terms);
         const auto fields = analyze_fields(doc);
         remove_document(id);
         add_terms(id, terms);
@@ -277,12 +278,13 @@ public:
                                                      const SearchOptions& options = {}) const {
         return search_terms(query_terms(query), k, options, BM25Strategy::exhaustive);
     }
-    /// The terms `search` looks up for `query`: the analyzer's, then, when the index
+    /// The terms `search` looks up for `query`: the analyzer's (a DocumentAnalyzer's
+    /// analyze_query, knowing the terms of live documents' texts), then, when the index
     /// holds fielded documents, the title keys of the whole query and of each
     /// identifier-like whitespace-separated token (each distinct key once).
     [[nodiscard]] std::vector<std::string> query_terms(std::string_view query) const {
         std::vector<std::string> terms;
-        analyzer_.analyze(query, terms);
+        ragpp::analyze_query(analyzer_, query, terms, [this](std::string_view t) { return document_frequency(t) > 0; });
         if (fielded_docs_ == 0) return terms;
         std::vector<std::string> keys;
         auto add = [&](std::string key) {
@@ -633,7 +635,7 @@ private:
         FieldTerms out;
         const auto texts = bm25_document_fields(doc);
         for (std::size_t f = 0; f < 3; ++f)
-            if (!texts[f].empty()) analyzer_.analyze(texts[f], out[f]);
+            if (!texts[f].empty()) ragpp::analyze_field(analyzer_, doc, texts[f], out[f]);
         if (auto key = bm25_title_key(texts[0]); !key.empty()) out[0].push_back(std::move(key));
         return out;
     }
