@@ -70,10 +70,8 @@ struct LabelCheck {
 /// corpus folder notes, are "errors.md:7") then count. Prefixes are tried in order
 /// (give the longest first); a prefix ends with '/'. O((L + C) log C) for L labels and
 /// C chunk ids, plus the chunk ids each label is a prefix of.
-namespace detail {
-
 /// Rewrites every label of `questions` named first in a pair of `renames` to the second;
-/// two labels that become one keep the larger grade.
+/// two labels that become one keep the larger grade (resolve_labels' last step).
 inline void rename_labels(QuestionSet& questions, const std::vector<std::pair<std::string, std::string>>& renames) {
     for (auto& q : questions) {
         Judgments<std::string> rewritten;
@@ -87,8 +85,6 @@ inline void rename_labels(QuestionSet& questions, const std::vector<std::pair<st
         q.relevant = std::move(rewritten);
     }
 }
-
-}  // namespace detail
 
 /// Where a chunk lies in its file, for labels that name a line inside a section.
 struct ChunkLines {
@@ -135,7 +131,7 @@ struct ChunkLines {
     }
     check.resolved = renames.size();
     if (renames.empty()) return check;
-    detail::rename_labels(questions, renames);
+    rename_labels(questions, renames);
     return check;
 }
 
@@ -170,7 +166,7 @@ struct ChunkLines {
     if (renames.empty()) return check;
     check.unmatched = std::move(still);
     check.inside_section = renames.size();
-    detail::rename_labels(questions, renames);
+    rename_labels(questions, renames);
     return check;
 }
 
