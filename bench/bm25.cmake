@@ -64,3 +64,9 @@ else()
   message(STATUS "bench_bm25_synthetic: git history (commit ${RAGPP_BM25_V3_COMMIT}) not found, "
                  "the uncompressed format-3 side is skipped")
 endif()
+
+# bench_bm25_access: search as a reader with its own statistics (non-interference)
+# against --as-all and against the reader with the whole index's statistics.
+add_executable(bench_bm25_access ${CMAKE_CURRENT_LIST_DIR}/bm25_access.cpp)
+target_link_libraries(bench_bm25_access PRIVATE ragpp::ragpp)
+ragpp_target_options(bench_bm25_access)

@@ -594,3 +594,9 @@ ragpp_cli_expect(loud.labels_hidden_and_inside 0
 add_test(NAME cli.loud.as_trimmed COMMAND ragpp_cli search ${_sc}/idx "--as= admins , sales" "admin password rotation")
 set_tests_properties(cli.loud.as_trimmed PROPERTIES FIXTURES_REQUIRED cli_scenario PASS_REGULAR_EXPRESSION "admins.md:")
 ragpp_cli_expect(loud.tsv_without_tabs 1 "spaces.tsv:1: no tab in the file" eval corpus spaces.tsv --mode bm25)
+# Non-interference on the real binary (noninterference.cmake): every output of search,
+# ask and eval for a reader is byte-identical with and without notes it may not read.
+add_test(NAME cli.noninterference
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDATA=${_eval_data}/noninterference
+    -DWORK=${_eval_out}/noninterference -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/noninterference.cmake)
+set_tests_properties(cli.noninterference PROPERTIES PASS_REGULAR_EXPRESSION "non-interference: [0-9]+ outputs identical")

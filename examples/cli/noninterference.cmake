@@ -1,7 +1,8 @@
 # Non-interference, as a user meets it: for a reader, every output of the real binary is
 # the same whether or not notes it may not read exist. Folder A holds DATA/public and
 # DATA/hidden (notes for hr and admins), folder B only DATA/public; each query of
-# DATA/queries.txt is searched (text and --json) and asked (--json --seed-nonce) on both
+# DATA/queries.txt is searched (text and --json, with and without a lexical reranker) and
+# asked (--json --seed-nonce) on both
 # indexes, without --as and with --as sales, and eval's rankings (--run-out), metrics
 # table and per-question confidences are compared: byte for byte. As a check that the
 # comparison can fail, --as-all outputs must differ for some query.
@@ -28,7 +29,7 @@ set(differ_all 0)
 foreach(q IN LISTS queries)
   foreach(reader "--as=nobody" "--as=sales")
     foreach(cmd "search|--k|5" "search|--json|--k|5" "search|--mode|hybrid|--json" "ask|--json|--seed-nonce"
-                "ask|--seed-nonce")
+                "ask|--seed-nonce" "search|--json|--rerank|proximity" "ask|--json|--seed-nonce|--rerank|softmatch")
       string(REPLACE "|" ";" args "${cmd}")
       list(GET args 0 sub)
       list(REMOVE_AT args 0)

@@ -845,19 +845,24 @@ private:
 
         void make_rerankers() {
             // The BM25 index's own idf (its variant), so there is one formula.
-            auto idf = [this](std::string_view term) { return docs->retriever().index<0>().idf(term); };
-            proximity.emplace(AnyAnalyzer(config.analyzer), ProximityOptions{}, idf);
+            make_rerankers([this](std::string_view term) { return docs->retriever().index<0>().idf(term); }, proximity,
+                           soft);
+        }
+        /// The lexical rerankers weighing words by `idf` (an index term's).
+        void make_rerankers(const TermWeightFn& idf, std::optional<ProximityReranker<AnyAnalyzer>>& prox,
+                            std::optional<SoftMatchReranker<AnyEmbedder, AnyAnalyzer>>& sm) const {
+            prox.emplace(AnyAnalyzer(config.analyzer), ProximityOptions{}, idf);
             // Hashing vectors compare word forms, so the BM25 analyzer's terms suit them; word
             // vectors and Model2Vec know surface words: the standard analyzer.
             const bool surface = config.embedder.rfind("hashing", 0) != 0;
-            soft.emplace(docs->retriever().index<1>().embedder(), AnyAnalyzer(surface ? "standard" : config.analyzer),
-                         SoftMatchOptions{}, [this, idf](std::string_view term) {
-                             std::vector<std::string> terms;
-                             docs->retriever().index<0>().analyzer().analyze(term, terms);
-                             double w = 0;
-                             for (const auto& t : terms) w = std::max(w, idf(t));
-                             return w;
-                         });
+            sm.emplace(docs->retriever().index<1>().embedder(), AnyAnalyzer(surface ? "standard" : config.analyzer),
+                       SoftMatchOptions{}, [this, idf](std::string_view term) {
+                           std::vector<std::string> terms;
+                           docs->retriever().index<0>().analyzer().analyze(term, terms);
+                           double w = 0;
+                           for (const auto& t : terms) w = std::max(w, idf(t));
+                           return w;
+                       });
         }
 
         [[nodiscard]] SearchOptions options(SearchMode mode) const {
@@ -880,8 +885,11 @@ private:
             return slot;
         }
 
+        /// `reader`: the statistics of a reader who may not read every chunk (null: every
+        /// chunk); the lexical rerankers then weigh words by that reader's idf.
         [[nodiscard]] std::vector<Result> rerank(const std::string& reranker, std::string_view query,
-                                                 std::vector<Result> fused, std::size_t keep) const {
+                                                 std::vector<Result> fused, std::size_t keep,
+                                                 const std::shared_ptr<const ReaderStatistics>& reader = nullptr) const {
             RerankOptions o{config.rerank_candidates, std::max<std::size_t>(keep, 1), config.rerank_weight};
             // The lexical rerankers reorder what retrieval found instead of replacing it: each
             // index list's own score joins theirs (RerankFusion::lists), weighted by
@@ -889,6 +897,14 @@ private:
             if (reranker == "proximity" || reranker == "softmatch") {
                 o.fusion = RerankFusion::lists;
                 if (o.fused_weight == 0) o.fused_weight = lexical_fused_weight;
+            }
+            if (reader && (reranker == "proximity" || reranker == "softmatch")) {
+                std::optional<ProximityReranker<AnyAnalyzer>> prox;
+                std::optional<SoftMatchReranker<AnyEmbedder, AnyAnalyzer>> sm;
+                const auto* bm25 = &docs->retriever().index<0>();
+                make_rerankers([bm25, reader](std::string_view term) { return bm25->idf(term, *reader); }, prox, sm);
+                if (reranker == "proximity") return ragpp::rerank(query, std::move(fused), *prox, o);
+                return ragpp::rerank(query, std::move(fused), *sm, o);
             }
             if (reranker == "proximity") return ragpp::rerank(query, std::move(fused), *proximity, o);
             if (reranker == "softmatch") return ragpp::rerank(query, std::move(fused), *soft, o);
@@ -927,7 +943,7 @@ private:
                 return results;
             }
             const auto t0 = Clock::now();
-            results = rerank(reranker, query, std::move(results), depth);
+            results = rerank(reranker, query, std::move(results), depth, o.statistics);
             if (stages) stages->emplace_back("rerank", std::chrono::duration<double>(Clock::now() - t0).count());
             return results;
         }

@@ -439,6 +439,12 @@ public:
         const std::size_t df = document_frequency(term);
         return df == 0 ? 0.0 : variant_idf(static_cast<double>(live_count_), static_cast<double>(df));
     }
+    /// The idf of `term` for a reader (see ReaderStatistics): its document frequency among
+    /// the reader's documents (O(df)) and their count; 0 when none of them holds it.
+    [[nodiscard]] double idf(std::string_view term, const ReaderStatistics& reader) const {
+        const std::size_t df = document_frequency(term, *reader.documents);
+        return df == 0 ? 0.0 : variant_idf(reader.count, static_cast<double>(df), &reader);
+    }
     /// The frequency of `term` in document `id` (0 when absent).
     [[nodiscard]] std::uint32_t term_frequency(std::string_view term, DocId id) const {
         const auto tid = find_term(term);

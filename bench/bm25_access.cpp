@@ -1,0 +1,103 @@
+// bench_bm25_access: the cost of non-interference. A synthetic corpus with a Zipfian
+// vocabulary (as bench_bm25_synthetic: --docs documents of 50 to 150 terms from --vocab
+// terms, P(rank r) ~ 1 / r^1.07, fixed seed), each document in one of --groups access
+// groups or public (document d: group d % (groups + 1), the last being public). A reader
+// of group 0 reads group 0 and the public documents. Top-10 queries of 2 to 5 terms
+// (the 100 most frequent terms left out), three ways:
+//   as_all          no restriction (what --as-all searches);
+//   reader_leaky    the reader's documents only, with the whole index's statistics (the
+//                   former behaviour: scores depend on documents it cannot read);
+//   reader          the reader's documents with its own statistics
+//                   (SearchOptions::statistics = BM25Index::reader_statistics: N and
+//                   lengths of its documents, document frequencies counted over them).
+// Prints one JSON line per way (p50/p99/mean latency, ratio to as_all), the time and
+// memory of reader_statistics, and the check that `reader` returns exactly what an index
+// built from the reader's documents alone returns (ids and scores, every query).
+// Usage: bench_bm25_access [--docs N] [--vocab V] [--groups G] [--queries Q] [--seed S]
+#include "bm25_bench.hpp"
+
+#include <random>
+
+int main(int argc, char** argv) try {
+    const auto ndocs = static_cast<std::size_t>(bench::option(argc, argv, "docs", 1'000'000));
+    const auto nvocab = static_cast<std::size_t>(bench::option(argc, argv, "vocab", 500'000));
+    const auto ngroups = static_cast<std::size_t>(bench::option(argc, argv, "groups", 10));
+    const auto nqueries = static_cast<std::size_t>(bench::option(argc, argv, "queries", 1'000));
+    const auto seed = static_cast<std::uint64_t>(bench::option(argc, argv, "seed", 20260101));
+    const bench::ZipfVocabulary zipf(nvocab, 1.07);
+    std::mt19937_64 rng(seed);
+    const ragpp::BM25Params params{ragpp::BM25Variant::lucene, 0.9, 0.4, 0.5, 0.25};
+    auto readable = [&](std::size_t d) { const auto g = d % (ngroups + 1); return g == 0 || g == ngroups; };
+
+    // The whole index, and (for the oracle) the reader's documents alone under the same ids.
+    ragpp::BM25Index<ragpp::StandardAnalyzer> all(params), own(params);
+    auto reader_docs = std::make_shared<ragpp::DocSet>(ndocs);
+    std::uniform_int_distribution<std::size_t> length(50, 150);
+    std::vector<std::string> terms;
+    const double b0 = bench::now_s();
+    for (std::size_t d = 0; d < ndocs; ++d) {
+        terms.clear();
+        const std::size_t n = length(rng);
+        for (std::size_t i = 0; i < n; ++i) terms.push_back(zipf.words[zipf.draw(rng, 0)]);
+        all.add_terms(static_cast<ragpp::DocId>(d), terms);
+        if (readable(d)) {
+            own.add_terms(static_cast<ragpp::DocId>(d), terms);
+            reader_docs->set(static_cast<ragpp::DocId>(d));
+        }
+    }
+    all.shrink_to_fit();
+    own.shrink_to_fit();
+    const double build_s = bench::now_s() - b0;
+    std::vector<std::vector<std::string>> queries;
+    std::uniform_int_distribution<std::size_t> qlen(2, 5);
+    for (std::size_t q = 0; q < nqueries; ++q) {
+        std::vector<std::string> t;
+        const std::size_t n = qlen(rng);
+        while (t.size() < n) {
+            auto w = zipf.words[zipf.draw(rng, 100)];
+            if (std::find(t.begin(), t.end(), w) == t.end()) t.push_back(std::move(w));
+        }
+        queries.push_back(std::move(t));
+    }
+
+    const double s0 = bench::now_s();
+    const auto stats = std::make_shared<const ragpp::ReaderStatistics>(all.reader_statistics(reader_docs));
+    const double stats_ms = (bench::now_s() - s0) * 1e3;
+
+    ragpp::SearchOptions as_all, leaky, reader;
+    leaky.allowed = reader_docs;
+    reader.allowed = reader_docs;
+    reader.statistics = stats;
+    std::map<std::string, double> p50;
+    std::size_t mismatches = 0;
+    for (const auto& [name, options] : {std::pair<const char*, const ragpp::SearchOptions*>{"as_all", &as_all},
+                                        {"reader_leaky", &leaky}, {"reader", &reader}}) {
+        std::vector<double> ms;
+        for (int round = 0; round < 2; ++round) {  // the first round warms the caches, the second is timed
+            ms.clear();
+            for (std::size_t q = 0; q < queries.size(); ++q) {
+                const double t0 = bench::now_s();
+                const auto hits = all.search_terms(queries[q], 10, *options);
+                ms.push_back((bench::now_s() - t0) * 1e3);
+                if (round == 0 && options == &reader && hits != own.search_terms(queries[q], 10)) ++mismatches;
+            }
+        }
+        double mean = 0;
+        for (double v : ms) mean += v;
+        mean /= static_cast<double>(ms.size());
+        p50[name] = bench::quantile(ms, 0.5);
+        nlohmann::json line{{"bench", "bm25_access"}, {"way", name}, {"docs", ndocs}, {"groups", ngroups},
+                            {"reader_docs", reader_docs->count()}, {"queries", queries.size()}, {"k", 10},
+                            {"p50_ms", p50[name]}, {"p99_ms", bench::quantile(ms, 0.99)}, {"mean_ms", mean},
+                            {"p50_ratio_to_as_all", p50[name] / p50["as_all"]}};
+        if (options == &reader) line["mismatches_vs_own_index"] = mismatches;
+        bench::print(line);
+    }
+    bench::print({{"bench", "bm25_access"}, {"build_s", build_s}, {"postings", all.posting_count()},
+                  {"reader_statistics_ms", stats_ms},
+                  {"reader_statistics_bytes", sizeof(ragpp::ReaderStatistics) + (ndocs + 7) / 8}});
+    return mismatches == 0 ? 0 : 1;
+} catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_bm25_access: %s\n", e.what());
+    return 1;
+}
