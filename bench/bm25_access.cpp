@@ -30,7 +30,7 @@ int main(int argc, char** argv) try {
     auto readable = [&](std::size_t d) { const auto g = d % (ngroups + 1); return g == 0 || g == ngroups; };
 
     // The whole index, and (for the oracle) the reader's documents alone under the same ids.
-    ragpp::BM25Index<ragpp::StandardAnalyzer> all(params), own(params);
+    ragpp::BM25Index<ragpp::WhitespaceAnalyzer> all(params), own(params);
     auto reader_docs = std::make_shared<ragpp::DocSet>(ndocs);
     std::uniform_int_distribution<std::size_t> length(50, 150);
     std::vector<std::string> terms;

@@ -13,7 +13,7 @@
 
 namespace {
 // Statistics of a made-up corpus of 10 documents.
-ragpp::TermStatistics stats10() {
+ragpp::TermStatistics coverage_stats10() {
     static const std::map<std::string, std::size_t, std::less<>> df{
         {"notice", 2}, {"period", 4}, {"mx200", 1}, {"mx", 3}, {"200", 2}, {"contract", 5}, {"the", 10}, {"of", 9}};
     return {10, [](std::string_view t) {
@@ -22,18 +22,18 @@ ragpp::TermStatistics stats10() {
             }};
 }
 // Lucene's idf, written out.
-double idf(double n, double df) { return std::log(1 + (n - df + 0.5) / (df + 0.5)); }
-ragpp::Document doc(std::string id, std::string text) { return {std::move(id), std::move(text), {}}; }
+double lucene_idf(double n, double df) { return std::log(1 + (n - df + 0.5) / (df + 0.5)); }
+ragpp::Document plain_doc(std::string id, std::string text) { return {std::move(id), std::move(text), {}}; }
 }  // namespace
 
 TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknown words at the highest idf", "[abstain]") {
     const ragpp::StandardAnalyzer an;
-    const auto d1 = doc("a", "The notice period of the MX-200 contract");
-    const auto d2 = doc("b", "MX series period");
+    const auto d1 = plain_doc("a", "The notice period of the MX-200 contract");
+    const auto d2 = plain_doc("b", "MX series period");
     const ragpp::Document* ps[] = {&d1, &d2};
     ragpp::CoverageOptions every_word;
     every_word.skip_question_words = false;
-    const auto r = ragpp::query_coverage(an, "the notice period of MX-200 in Peru?", ps, stats10(), every_word);
+    const auto r = ragpp::query_coverage(an, "the notice period of MX-200 in Peru?", ps, coverage_stats10(), every_word);
     // Units: the (idf(10,10)), notice, period, of, MX-200 (key mx200, parts mx 200), in (unknown), Peru (unknown).
     REQUIRE(r.units.size() == 7);
     CHECK(r.units[4].compound);
@@ -42,15 +42,15 @@ TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknow
     CHECK(r.units[4].word == "MX-200");
     CHECK(r.units[6].word == "Peru");
     const double p = 1.5;
-    const double w_the = std::pow(idf(10, 10), p), w_of = std::pow(idf(10, 9), p), w_n = std::pow(idf(10, 2), p),
-                 w_p = std::pow(idf(10, 4), p), w_top = std::pow(idf(10, 1), p);
+    const double w_the = std::pow(lucene_idf(10, 10), p), w_of = std::pow(lucene_idf(10, 9), p), w_n = std::pow(lucene_idf(10, 2), p),
+                 w_p = std::pow(lucene_idf(10, 4), p), w_top = std::pow(lucene_idf(10, 1), p);
     CHECK(r.units[1].weight == Approx(w_n));
     CHECK(r.units[5].weight == Approx(w_top));  // "in": not in the corpus, counted at df = 1
     const double total = w_the + w_n + w_p + w_of + 3 * w_top;
     // d1 covers the, notice, period, of, mx200; not in, Peru.
     const double c1 = (w_the + w_n + w_p + w_of + w_top) / total;
     // d2 covers period; MX-200's parts: mx (idf(10,3)) present, 200 (idf(10,2)) absent, credit 0.5.
-    const double c2 = (w_p + 0.5 * w_top * idf(10, 3) / (idf(10, 3) + idf(10, 2))) / total;
+    const double c2 = (w_p + 0.5 * w_top * lucene_idf(10, 3) / (lucene_idf(10, 3) + lucene_idf(10, 2))) / total;
     REQUIRE(r.passages.size() == 2);
     CHECK(r.passages[0] == Approx(c1));
     CHECK(r.passages[1] == Approx(c2));
@@ -60,7 +60,7 @@ TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknow
     CHECK(r.unknown == std::vector<std::string>{"in", "Peru"});
 
     // By default the question words (the, of, in) are no units.
-    const auto q = ragpp::query_coverage(an, "What is the notice period of MX-200 in Peru?", ps, stats10());
+    const auto q = ragpp::query_coverage(an, "What is the notice period of MX-200 in Peru?", ps, coverage_stats10());
     REQUIRE(q.units.size() == 4);
     CHECK(q.units[0].word == "notice");
     CHECK(q.passages[0] == Approx((w_n + w_p + w_top) / (w_n + w_p + 2 * w_top)));
@@ -85,19 +85,19 @@ TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknow
     CHECK(keys == std::vector<std::string>{"\u6771\u4eac", "\u4eac\u306f"});
 
     // A made-up identifier whose parts occur: half credit at most, never "covered".
-    const auto d3 = doc("c", "mx 200 notice");
+    const auto d3 = plain_doc("c", "mx 200 notice");
     const ragpp::Document* one[] = {&d3};
-    const auto m = ragpp::query_coverage(an, "MX-200 notice", one, stats10());
+    const auto m = ragpp::query_coverage(an, "MX-200 notice", one, coverage_stats10());
     CHECK(m.passages[0] == Approx((0.5 * w_top + w_n) / (w_top + w_n)));
     CHECK(m.missing == std::vector<std::string>{"MX-200"});
     // The joined form as written covers it fully.
-    const auto d4 = doc("d", "mx200 notice");
+    const auto d4 = plain_doc("d", "mx200 notice");
     const ragpp::Document* four[] = {&d4};
-    CHECK(ragpp::query_coverage(an, "MX-200 notice", four, stats10()).passages[0] == Approx(1.0));
+    CHECK(ragpp::query_coverage(an, "MX-200 notice", four, coverage_stats10()).passages[0] == Approx(1.0));
     // Common words are not listed as missing (the: idf(10,10)^1.5 < a quarter of w_top).
-    const auto d5 = doc("e", "notice");
+    const auto d5 = plain_doc("e", "notice");
     const ragpp::Document* five[] = {&d5};
-    CHECK(ragpp::query_coverage(an, "the notice period", five, stats10(), every_word).missing ==
+    CHECK(ragpp::query_coverage(an, "the notice period", five, coverage_stats10(), every_word).missing ==
           std::vector<std::string>{"period"});
     // The fields BM25 scores count: a chunk whose title names the identifier covers it.
     ragpp::Document titled{"policy/CMP0077.rst:1", "option honors normal variables",
@@ -106,13 +106,13 @@ TEST_CASE("query_coverage, by hand: compounds as written, parts as parts, unknow
     const ragpp::TermStatistics s2{5, [](std::string_view) { return std::size_t{1}; }};
     CHECK(ragpp::query_coverage(an, "CMP0077", t, s2).score == Approx(0.7));
     // No passage: 0, nothing missing; no question word: 0.
-    CHECK(ragpp::query_coverage(an, "notice", {}, stats10()).score == 0.0);
-    CHECK(ragpp::query_coverage(an, "notice", {}, stats10()).missing.empty());
-    CHECK(ragpp::query_coverage(an, "?!", one, stats10()).score == 0.0);
+    CHECK(ragpp::query_coverage(an, "notice", {}, coverage_stats10()).score == 0.0);
+    CHECK(ragpp::query_coverage(an, "notice", {}, coverage_stats10()).missing.empty());
+    CHECK(ragpp::query_coverage(an, "?!", one, coverage_stats10()).score == 0.0);
     // Options are checked.
     ragpp::CoverageOptions bad;
     bad.passage_weights = {0.5, 0.2};
-    CHECK_THROWS_AS(ragpp::query_coverage(an, "x", one, stats10(), bad), ragpp::InvalidArgument);
+    CHECK_THROWS_AS(ragpp::query_coverage(an, "x", one, coverage_stats10(), bad), ragpp::InvalidArgument);
 }
 
 TEST_CASE("confidence: coverage alone, or with a cross-encoder's calibrated score", "[abstain]") {
@@ -204,7 +204,7 @@ TEST_CASE("answer: passages after the floor, the decision, evidence or reasons",
     const ragpp::StandardAnalyzer an;
     auto result = [](std::string id, std::string text, std::optional<double> reranker = {}) {
         ragpp::Result r;
-        r.document = std::make_shared<const ragpp::Document>(doc(std::move(id), std::move(text)));
+        r.document = std::make_shared<const ragpp::Document>(plain_doc(std::move(id), std::move(text)));
         r.score = 1.0;
         if (reranker) r.rerank = ragpp::RerankTrace{1, 1.0, *reranker, 1};
         return r;
@@ -222,7 +222,7 @@ TEST_CASE("answer: passages after the floor, the decision, evidence or reasons",
                                       result("other.md:1", "The contract of 2020.")};
     ragpp::AnswerOptions o;
     o.evidence.nonce_mode = ragpp::NonceMode::content_hash;
-    const auto yes = ragpp::answer("notice period of MX-200", ranked, an, stats10(), o);
+    const auto yes = ragpp::answer("notice period of MX-200", ranked, an, coverage_stats10(), o);
     CHECK(yes.answered);
     CHECK(yes.confidence == Approx(yes.coverage.score));
     CHECK(yes.confidence >= ragpp::default_min_confidence);
@@ -230,22 +230,22 @@ TEST_CASE("answer: passages after the floor, the decision, evidence or reasons",
     CHECK(yes.evidence->sources.size() == 2);
     CHECK(yes.reasons.empty());
     // Refused: the identifier is not in the corpus and the best passage lacks it.
-    const auto no = ragpp::answer("price of the MX-900", ranked, an, stats10(), o);
+    const auto no = ragpp::answer("price of the MX-900", ranked, an, coverage_stats10(), o);
     CHECK_FALSE(no.answered);
     CHECK_FALSE(no.evidence);
     REQUIRE(no.reasons.size() == 2);
     CHECK(no.reasons[0] == "2 question words occur in no passage of the index: MX-900, price");
     CHECK(no.reasons[1].find("the passages cover") == 0);
     // Nothing found.
-    const auto none = ragpp::answer("notice", {}, an, stats10(), o);
+    const auto none = ragpp::answer("notice", {}, an, coverage_stats10(), o);
     CHECK_FALSE(none.answered);
     CHECK(none.confidence == 0.0);
     CHECK(none.reasons == std::vector<std::string>{"no passage of the index matches the question"});
     // A cross-encoder's logit joins the confidence.
     std::vector<ragpp::Result> ce{result("contract.md:3", "The notice period of the MX-200 contract.", -3.0)};
-    const auto c = ragpp::answer("notice period of MX-200", ce, an, stats10(), o, true);
+    const auto c = ragpp::answer("notice period of MX-200", ce, an, coverage_stats10(), o, true);
     REQUIRE(c.signals.reranker);
     CHECK(c.confidence == Approx((c.coverage.score + 1 / (1 + std::exp(3.0))) / 2));
     o.passages = 0;
-    CHECK_THROWS_AS(ragpp::answer("x", ranked, an, stats10(), o), ragpp::InvalidArgument);
+    CHECK_THROWS_AS(ragpp::answer("x", ranked, an, coverage_stats10(), o), ragpp::InvalidArgument);
 }
