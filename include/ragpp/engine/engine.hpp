@@ -376,7 +376,10 @@ public:
         // BM25 nothing and vector search the neighbours of an empty text: refuse it.
         std::vector<std::string> terms;
         const auto& bm25 = im.docs->retriever().index<0>();
-        ragpp::analyze_query(bm25.analyzer(), query, terms, [&](std::string_view t) { return bm25.document_frequency(t) > 0; });
+        const auto statistics = im.reader_statistics(q.principal);  // what the words mean: the reader's vocabulary
+        ragpp::analyze_query(bm25.analyzer(), query, terms, [&](std::string_view t) {
+            return statistics ? bm25.occurs_in(t, *statistics->documents) : bm25.document_frequency(t) > 0;
+        });
         if (terms.empty() && (q.mode != SearchMode::vector || query.find_first_not_of(" \t\r\n") == std::string::npos))
             throw InvalidArgument("the query \"" + std::string(query) +
                                   "\" has no searchable term (it is empty, or only punctuation or stop words)");
@@ -393,7 +396,6 @@ public:
         }
         EngineResults out;
         std::map<std::string, Freshness> checked;
-        const auto statistics = im.reader_statistics(q.principal);
         for (;;) {
             auto o = im.options(q.mode);
             o.allowed = allowed;
@@ -431,7 +433,7 @@ public:
     /// The answer stage on this engine (answer/answer.hpp): search(question, q) ranks
     /// q.k passages (the mode, filter, principal, reranker and source checks of q), then
     /// `options` decides: the passages after the floor, the confidence (query coverage
-    /// with the statistics of the index, and a cross-encoder's calibrated score when
+    /// with the statistics of what q.principal may read, and a cross-encoder's calibrated score when
     /// q.reranker is one), then the evidence block or the reasons to refuse. What
     /// `ragpp ask` prints. options.passages is replaced by q.k.
     [[nodiscard]] EngineAnswer answer(std::string_view question, const EngineQuery& q,

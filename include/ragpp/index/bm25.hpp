@@ -271,20 +271,25 @@ public:
     /// `options.allowed` are scored. Throws InvalidArgument for a parameter out of range.
     /// With fielded documents, the query's title keys (bm25_title_key) are added to its terms.
     [[nodiscard]] std::vector<Hit> search(std::string_view query, std::size_t k, const SearchOptions& options = {}) const {
-        return search_terms(query_terms(query), k, options);
+        return search_terms(query_terms(query, options.statistics.get()), k, options);
     }
     /// The same, scoring every matching document (the oracle of the pruned search).
     [[nodiscard]] std::vector<Hit> search_exhaustive(std::string_view query, std::size_t k,
                                                      const SearchOptions& options = {}) const {
-        return search_terms(query_terms(query), k, options, BM25Strategy::exhaustive);
+        return search_terms(query_terms(query, options.statistics.get()), k, options, BM25Strategy::exhaustive);
     }
     /// The terms `search` looks up for `query`: the analyzer's (a DocumentAnalyzer's
-    /// analyze_query, knowing the terms of live documents' texts), then, when the index
-    /// holds fielded documents, the title keys of the whole query and of each
-    /// identifier-like whitespace-separated token (each distinct key once).
-    [[nodiscard]] std::vector<std::string> query_terms(std::string_view query) const {
+    /// analyze_query, knowing the terms of live documents' texts: of the reader's
+    /// documents when `reader` is given, so that what the query means does not depend on
+    /// documents the reader cannot read), then, when the index holds fielded documents,
+    /// the title keys of the whole query and of each identifier-like
+    /// whitespace-separated token (each distinct key once).
+    [[nodiscard]] std::vector<std::string> query_terms(std::string_view query,
+                                                       const ReaderStatistics* reader = nullptr) const {
         std::vector<std::string> terms;
-        ragpp::analyze_query(analyzer_, query, terms, [this](std::string_view t) { return document_frequency(t) > 0; });
+        ragpp::analyze_query(analyzer_, query, terms, [this, reader](std::string_view t) {
+            return reader ? occurs_in(t, *reader->documents) : document_frequency(t) > 0;
+        });
         if (fielded_docs_ == 0) return terms;
         std::vector<std::string> keys;
         auto add = [&](std::string key) {
@@ -420,6 +425,14 @@ public:
         return r;
     }
 
+    /// Whether some document of `allowed` contains `term` (an index term); stops at the
+    /// first block holding one.
+    [[nodiscard]] bool occurs_in(std::string_view term, const DocSet& allowed) const {
+        const auto id = find_term(term);
+        if (id == dict_.npos) return false;
+        auto readable = [&](DocId d) { return allowed.test(d); };
+        return frozen_ ? frozen_->body(id).postings.any_doc(readable) : terms_[id].postings.any_doc(readable);
+    }
     /// Documents of `allowed` containing `term` (an index term): what a reader who may
     /// read only those documents counts. O(df): the term's postings are read.
     [[nodiscard]] std::size_t document_frequency(std::string_view term, const DocSet& allowed) const {

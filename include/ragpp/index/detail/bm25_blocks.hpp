@@ -418,6 +418,23 @@ public:
         }
     }
 
+    /// Whether pred(doc) holds for some posting; stops at the first block that has one.
+    template <class P>
+    [[nodiscard]] bool any_doc(P&& pred) const {
+        std::uint32_t docs[block_size], tfs[block_size];
+        const std::size_t end = blocks_end();
+        for (std::size_t at = 0; at < end;) {
+            const BlockHeader h = read_header(data() + at);
+            decode_block(data() + at, h, docs, tfs);
+            for (std::uint32_t i = 0; i < h.count; ++i)
+                if (pred(docs[i])) return true;
+            at += h.bytes();
+        }
+        for (std::size_t i = 0; i < tail_n_; ++i)
+            if (pred(tail_at(i).doc)) return true;
+        return false;
+    }
+
     /// Every posting, by increasing doc.
     [[nodiscard]] std::vector<Posting> decode() const {
         std::vector<Posting> out;
