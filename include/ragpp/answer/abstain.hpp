@@ -120,6 +120,8 @@ struct CoverageUnit {
     std::string key;
     std::vector<std::string> parts;
     double weight = 0;
+    /// Each part's idf (the highest for a part no document holds), for part credit.
+    std::vector<double> part_idf;
     bool compound = false;
     /// Whether the key term occurs in some document of the statistics.
     bool in_corpus = false;
@@ -149,10 +151,14 @@ template <Analyzer A>
     options.validate();
     const double n = static_cast<double>(stats.documents);
     const double top_idf = stats.documents ? detail::coverage_idf(n, 1.0) : 1.0;
+    auto idf_of = [&](const std::string& term, bool* in_corpus) {
+        const std::size_t df = stats.document_frequency ? stats.document_frequency(term) : 0;
+        if (in_corpus) *in_corpus = df > 0;
+        return df > 0 ? detail::coverage_idf(n, static_cast<double>(df)) : top_idf;
+    };
     auto weigh = [&](CoverageUnit& u) {
-        const std::size_t df = stats.document_frequency ? stats.document_frequency(u.key) : 0;
-        u.in_corpus = df > 0;
-        u.weight = std::pow(u.in_corpus ? detail::coverage_idf(n, static_cast<double>(df)) : top_idf, options.idf_power);
+        u.weight = std::pow(idf_of(u.key, &u.in_corpus), options.idf_power);
+        for (const auto& part : u.parts) u.part_idf.push_back(idf_of(part, nullptr));
     };
     // A DocumentAnalyzer (the multilingual one) keeps the forms the documents know.
     std::function<bool(std::string_view)> known;
@@ -171,7 +177,7 @@ template <Analyzer A>
         for (std::size_t i = 0; compound && i + 1 < terms.size(); ++i) compound = terms.back().size() > terms[i].size();
         if (compound) {
             if (!seen.insert(terms.back()).second) continue;
-            CoverageUnit u{word, terms.back(), {terms.begin(), terms.end() - 1}, 0, true, false};
+            CoverageUnit u{word, terms.back(), {terms.begin(), terms.end() - 1}, 0, {}, true, false};
             weigh(u);
             units.push_back(std::move(u));
             continue;
@@ -179,7 +185,7 @@ template <Analyzer A>
         for (auto& t : terms) {
             if (options.skip_question_words && detail::all_hiragana(t)) continue;
             if (!seen.insert(t).second) continue;
-            CoverageUnit u{terms.size() == 1 ? word : t, t, {}, 0, false, false};
+            CoverageUnit u{terms.size() == 1 ? word : t, t, {}, 0, {}, false, false};
             weigh(u);
             units.push_back(std::move(u));
         }
@@ -226,13 +232,9 @@ template <Analyzer A>
             } else if (u.compound && options.part_credit > 0) {
                 // Parts weighted by their own idf (unknown parts at the highest).
                 double all = 0, got = 0;
-                for (const auto& part : u.parts) {
-                    const std::size_t df = stats.document_frequency ? stats.document_frequency(part) : 0;
-                    const double nd = static_cast<double>(stats.documents);
-                    const double w = df ? detail::coverage_idf(nd, static_cast<double>(df))
-                                        : (stats.documents ? detail::coverage_idf(nd, 1.0) : 1.0);
-                    all += w;
-                    if (terms.count(part)) got += w;
+                for (std::size_t p = 0; p < u.parts.size(); ++p) {
+                    all += u.part_idf[p];
+                    if (terms.count(u.parts[p])) got += u.part_idf[p];
                 }
                 if (all > 0) credit += options.part_credit * u.weight * got / all;
             }
