@@ -1395,3 +1395,50 @@ TEST_CASE("BM25 block decoding: every bit width 0 to 32 against a bit-by-bit ref
         }
     }
 }
+
+TEST_CASE("BM25 reader statistics: a reader's search equals an index of its documents alone, first and later use, "
+          "in memory and loaded",
+          "[bm25][access]") {
+    // Oracle: an index built from the reader's documents alone (same ids). The statistics
+    // cache each term's df on first use; a second pass must read the same from the cache.
+    const auto variant = GENERATE(BM25Variant::lucene, BM25Variant::rank_bm25_okapi, BM25Variant::bm25plus);
+    RandomCorpus rc(20261202 + static_cast<std::uint64_t>(variant), 80);
+    Index all, own;
+    set_variant(all, variant);
+    set_variant(own, variant);
+    auto readable = std::make_shared<DocSet>(400);
+    for (int i = 0; i < 400; ++i) {
+        const auto terms = ragpp::analyze(WhitespaceAnalyzer{}, rc.text(25) + (i % 3 == 0 ? "" : " hidden" + std::to_string(i % 7)));
+        all.add_terms(static_cast<DocId>(i), terms);
+        if (i % 3 == 0) {  // the reader's third; the others hold words it never sees ("hiddenN")
+            own.add_terms(static_cast<DocId>(i), terms);
+            readable->set(static_cast<DocId>(i));
+        }
+    }
+    all.remove_document(9);  // a removed document of the reader's counts nowhere
+    own.remove_document(9);
+    ragpp_test::TempDir dir;
+    all.save(dir.path / "all.bm25");
+    const Index loaded = Index::load(dir.path / "all.bm25");
+    for (const Index* index : {static_cast<const Index*>(&all), &loaded}) {
+        const auto stats = std::make_shared<const ragpp::ReaderStatistics>(index->reader_statistics(readable));
+        CHECK(stats->count == static_cast<double>(own.size()));
+        SearchOptions options;
+        options.allowed = readable;
+        options.statistics = stats;
+        for (int pass = 0; pass < 2; ++pass) {
+            RandomCorpus queries(99, 80);
+            for (int q = 0; q < 60; ++q) {
+                auto terms = ragpp::analyze(WhitespaceAnalyzer{}, queries.text(5) + (q % 4 == 0 ? " hidden3" : ""));
+                INFO("pass " << pass << ", query " << q);
+                CHECK(index->search_terms(terms, 10, options) == own.search_terms(terms, 10));
+                for (const auto& t : terms) {
+                    CHECK(index->document_frequency(t, *stats) == own.document_frequency(t));
+                    CHECK(index->idf(t, *stats) == own.idf(t));
+                }
+            }
+            CHECK(index->document_frequency("hidden3", *stats) == 0);
+            CHECK(index->document_frequency("hidden3") > 0);
+        }
+    }
+}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <compare>
@@ -110,8 +111,10 @@ struct FieldWeights {
 /// The corpus statistics of the documents one reader may read: what BM25 scores with
 /// (the number of documents, their average lengths, each term's document frequency)
 /// when SearchOptions::statistics is set, so that documents a reader cannot read change
-/// nothing it sees. Made by BM25Index::reader_statistics(documents); the document
-/// frequencies are counted over `documents` at query time.
+/// nothing it sees. Made by BM25Index::reader_statistics(documents); a term's document
+/// frequency among `documents` is counted the first time a query asks for it (a pass
+/// over its postings) and kept in `term_counts`, so later queries read it in O(1).
+/// Belongs to one index state: make new statistics after the index changes.
 struct ReaderStatistics {
     /// The documents whose statistics count (live ones among them).
     std::shared_ptr<const DocSet> documents;
@@ -121,6 +124,23 @@ struct ReaderStatistics {
     std::array<double, 3> field_documents{}, field_total{};
     /// rank_bm25's mean idf over the readers' vocabulary (its negative-idf floor).
     double okapi_mean_idf = 0;
+
+    /// Each term's body document frequency among `documents` plus one, by the index's
+    /// term id; 0 while not yet counted. Filled by the index on first use, from any
+    /// thread (relaxed atomics: every writer stores the same value). 4 bytes per term of
+    /// the index's vocabulary.
+    std::shared_ptr<std::atomic<std::uint32_t>[]> term_counts;
+    std::size_t term_count_slots = 0;
+    /// The cached document frequency of term `id`, or nullopt when not counted yet.
+    [[nodiscard]] std::optional<std::uint32_t> cached_df(std::size_t id) const noexcept {
+        if (id >= term_count_slots) return std::nullopt;
+        const auto v = term_counts[id].load(std::memory_order_relaxed);
+        return v == 0 ? std::nullopt : std::optional<std::uint32_t>(v - 1);
+    }
+    void cache_df(std::size_t id, std::size_t df) const noexcept {
+        if (id < term_count_slots && df < 0xFFFFFFFFu)
+            term_counts[id].store(static_cast<std::uint32_t>(df + 1), std::memory_order_relaxed);
+    }
 };
 
 /// Per-call options. Every field has a "not set" state meaning "use the index's own

@@ -378,7 +378,7 @@ public:
         const auto& bm25 = im.docs->retriever().index<0>();
         const auto statistics = im.reader_statistics(q.principal);  // what the words mean: the reader's vocabulary
         ragpp::analyze_query(bm25.analyzer(), query, terms, [&](std::string_view t) {
-            return statistics ? bm25.occurs_in(t, *statistics->documents) : bm25.document_frequency(t) > 0;
+            return (statistics ? bm25.document_frequency(t, *statistics) : bm25.document_frequency(t)) > 0;
         });
         if (terms.empty() && (q.mode != SearchMode::vector || query.find_first_not_of(" \t\r\n") == std::string::npos))
             throw InvalidArgument("the query \"" + std::string(query) +
@@ -980,7 +980,7 @@ private:
             if (!stats) return {bm25->size(), [bm25](std::string_view term) { return bm25->document_frequency(term); }};
             const auto n = static_cast<std::size_t>(stats->count);
             return {n, [bm25, stats = std::move(stats)](std::string_view term) {
-                        return bm25->document_frequency(term, *stats->documents);
+                        return bm25->document_frequency(term, *stats);
                     }};
         }
 

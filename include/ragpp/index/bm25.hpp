@@ -288,7 +288,11 @@ public:
                                                        const ReaderStatistics* reader = nullptr) const {
         std::vector<std::string> terms;
         ragpp::analyze_query(analyzer_, query, terms, [this, reader](std::string_view t) {
-            return reader ? occurs_in(t, *reader->documents) : document_frequency(t) > 0;
+            if (!reader) return document_frequency(t) > 0;
+            const auto id = find_term(t);
+            if (id == dict_.npos) return false;
+            if (const auto df = reader->cached_df(id)) return *df > 0;
+            return occurs_in(t, *reader->documents);
         });
         if (fielded_docs_ == 0) return terms;
         std::vector<std::string> keys;
@@ -387,12 +391,15 @@ public:
     /// count, body and field lengths, and for the rank_bm25_okapi variant the mean idf of
     /// their vocabulary. Give them to SearchOptions::statistics, and a search scores
     /// exactly as an index holding only those documents would (document frequencies are
-    /// then counted over them at query time, O(df) per query term). O(slots), plus
-    /// O(postings) for rank_bm25_okapi. Make it once per reader and index state: it does
-    /// not follow later updates.
+    /// then counted over them the first time a query holds the term, O(df), and kept:
+    /// O(1) afterwards). O(slots) and 4 bytes per vocabulary term, plus O(postings) for
+    /// rank_bm25_okapi (which counts every term's at once). Make it once per reader and
+    /// index state: it does not follow later updates.
     [[nodiscard]] ReaderStatistics reader_statistics(std::shared_ptr<const DocSet> documents) const {
         if (!documents) throw InvalidArgument("BM25Index::reader_statistics: no document set");
         ReaderStatistics r;
+        r.term_count_slots = frozen_ ? frozen_->nterms : terms_.size();
+        r.term_counts = std::shared_ptr<std::atomic<std::uint32_t>[]>(new std::atomic<std::uint32_t>[r.term_count_slots]());
         const auto lens = lengths();
         const auto live = live_flags();
         std::array<std::span<const std::uint32_t>, 3> field_len;
@@ -410,15 +417,16 @@ public:
         }
         if (params_.variant == BM25Variant::rank_bm25_okapi) {
             std::vector<std::size_t> dfs;
-            auto count = [&](const auto& postings) {
+            auto count = [&](std::size_t t, const auto& postings) {
                 std::size_t df = 0;
                 postings.for_each([&](DocId d, std::uint32_t) { df += documents->test(d) ? 1 : 0; });
+                r.cache_df(t, df);
                 if (df) dfs.push_back(df);
             };
             if (frozen_)
-                for (std::uint32_t t = 0; t < frozen_->nterms; ++t) count(frozen_->body(t).postings);
+                for (std::uint32_t t = 0; t < frozen_->nterms; ++t) count(t, frozen_->body(t).postings);
             else
-                for (const auto& td : terms_) count(td.postings);
+                for (std::size_t t = 0; t < terms_.size(); ++t) count(t, terms_[t].postings);
             r.okapi_mean_idf = okapi_mean_of(std::move(dfs), r.count);
         }
         r.documents = std::move(documents);
@@ -444,6 +452,12 @@ public:
         else terms_[id].postings.for_each(count);
         return n;
     }
+    /// The same for the documents of `reader` (see ReaderStatistics): counted the first
+    /// time (O(df)), then read from the statistics' cache (O(1)).
+    [[nodiscard]] std::size_t document_frequency(std::string_view term, const ReaderStatistics& reader) const {
+        const auto id = find_term(term);
+        return id == dict_.npos ? 0 : reader_df(id, reader);
+    }
     /// The idf of `term` (an index term) as the index's variant weighs it in an
     /// unfielded search: bm25_idf(params().variant, size(), document_frequency(term)),
     /// with rank_bm25_okapi's negative idf floored to epsilon times the mean idf; 0 for a
@@ -453,9 +467,12 @@ public:
         return df == 0 ? 0.0 : variant_idf(static_cast<double>(live_count_), static_cast<double>(df));
     }
     /// The idf of `term` for a reader (see ReaderStatistics): its document frequency among
-    /// the reader's documents (O(df)) and their count; 0 when none of them holds it.
+    /// the reader's documents (O(df) the first time, then kept) and their count; 0 when
+    /// none of them holds it.
     [[nodiscard]] double idf(std::string_view term, const ReaderStatistics& reader) const {
-        const std::size_t df = document_frequency(term, *reader.documents);
+        const auto id = find_term(term);
+        if (id == dict_.npos) return 0.0;
+        const std::size_t df = reader_df(id, reader);
         return df == 0 ? 0.0 : variant_idf(reader.count, static_cast<double>(df), &reader);
     }
     /// The frequency of `term` in document `id` (0 when absent).
@@ -809,6 +826,20 @@ private:
         return okapi_cache_.value;
     }
 
+    /// The body document frequency of term `id` among `reader`'s documents: cached, or
+    /// counted over its postings (`postings`, or the index's list) and cached.
+    template <class Postings = detail::bm25::PostingList>
+    [[nodiscard]] std::size_t reader_df(std::size_t id, const ReaderStatistics& reader,
+                                        const Postings* postings = nullptr) const {
+        if (const auto cached = reader.cached_df(id)) return *cached;
+        std::size_t df = 0;
+        auto count = [&](DocId d, std::uint32_t) { df += reader.documents->test(d) ? 1 : 0; };
+        if (postings) postings->for_each(count);
+        else if (frozen_) frozen_->body(static_cast<std::uint32_t>(id)).postings.for_each(count);
+        else terms_[id].postings.for_each(count);
+        reader.cache_df(id, df);
+        return df;
+    }
     /// The idf of the index's variant for n live documents and document frequency df
     /// (rank_bm25_okapi: a negative idf becomes epsilon times the mean idf).
     [[nodiscard]] double variant_idf(double n, double df, const ReaderStatistics* reader = nullptr) const {
@@ -842,8 +873,7 @@ private:
             // The reader's df: the term's documents it may read (a term only in others is no term).
             std::size_t df = td.postings.size();
             if (reader) {
-                df = 0;
-                td.postings.for_each([&](DocId d, std::uint32_t) { df += reader->documents->test(d) ? 1 : 0; });
+                df = reader_df(tid, *reader, &td.postings);
                 if (df == 0) {
                     if (frozen_) views.pop_back();
                     continue;
