@@ -1,7 +1,9 @@
 // Collection: documents in, chunks out; deletion and update leave nothing stale;
 // failures change nothing; neighbours and sections. Oracles: hand-built documents,
 // and an incrementally edited collection against one rebuilt from scratch.
+#include <ragpp/index/bm25.hpp>
 #include <ragpp/retrieve/collection.hpp>
+#include <ragpp/text/analyzer.hpp>
 
 #include "term_overlap_index.hpp"
 
@@ -230,4 +232,42 @@ TEST_CASE("Collection: an edited collection answers like one rebuilt from scratc
             CHECK(as_set(edited) == as_set(rebuilt));
         }
     }
+}
+
+TEST_CASE("Collection with BM25: a failed add of a large source, its removal and a re-index take every posting back "
+          "(in one pass per list)",
+          "[collection]") {
+    using BR = Retriever<ragpp::BM25Index<ragpp::WhitespaceAnalyzer>, PickyIndex>;
+    CollectionOptions o;
+    o.chunking.max_tokens = 400;
+    o.chunking.overlap = 0;
+    Collection<BR> c(BR{}, o), fresh(BR{}, o);
+    c.add(Document{"memo.md", memo, {}});
+    fresh.add(Document{"memo.md", memo, {}});
+    auto big = [](bool poison) {
+        std::string text = "---\ntype: log\n---\n";
+        for (int i = 0; i < 3000; ++i) text += "# Part " + std::to_string(i) + "\n\nshared words lunch s" + std::to_string(i) + "\n\n";
+        if (poison) text += "# Last\n\nPOISON\n";
+        return text;
+    };
+    const auto postings_before = c.metadata().posting_entries();
+    // Added to BM25, refused by the second index at the last chunk: BM25 takes back 3,000 documents.
+    CHECK_THROWS_AS(c.add(Document{"big.md", big(true), {}}), ragpp::InvalidArgument);
+    CHECK(c.retriever().index<0>().size() == 1);
+    CHECK(c.metadata().posting_entries() == postings_before);
+    const auto& bm25 = c.retriever().index<0>();
+    CHECK(bm25.posting_count() == fresh.retriever().index<0>().posting_count());
+    CHECK(bm25.total_length() == fresh.retriever().index<0>().total_length());
+    CHECK(bm25.fielded_size() == fresh.retriever().index<0>().fielded_size());
+    // Added, then removed at once: as before.
+    c.add(Document{"big.md", big(false), {}});
+    CHECK(c.retriever().index<0>().size() == 3001);
+    c.remove("big.md");
+    CHECK(c.chunk_count() == 1);
+    CHECK(c.metadata().posting_entries() == postings_before);
+    CHECK(c.retriever().index<0>().posting_count() == fresh.retriever().index<0>().posting_count());
+    for (const char* q : {"lunch", "shared words", "pasta", "part"})
+        CHECK(keys(c.search(q, 10, Filter::all(), everyone)) == keys(fresh.search(q, 10, Filter::all(), everyone)));
+    CHECK(c.search("s17", 10, Filter::all(), everyone).empty());
+    CHECK(c.search("lunch", 10, Filter::eq("type", std::string("log")), everyone).empty());
 }

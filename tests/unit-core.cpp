@@ -79,6 +79,7 @@ TEST_CASE("Error::category: one enum value and id per subclass, the id opens the
         {seen_as_error(FormatError("m")), errc::format_error, 6, "format_error"},
         {seen_as_error(IoError("m")), errc::io_error, 7, "io_error"},
         {seen_as_error(UnsupportedError("m")), errc::unsupported, 8, "unsupported"},
+        {seen_as_error(ragpp::OutOfMemoryError("m")), errc::out_of_memory, 9, "out_of_memory"},
     };
     std::set<int> values;
     std::set<std::string> ids;

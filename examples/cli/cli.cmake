@@ -600,3 +600,14 @@ add_test(NAME cli.noninterference
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDATA=${_eval_data}/noninterference
     -DWORK=${_eval_out}/noninterference -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/noninterference.cmake)
 set_tests_properties(cli.noninterference PROPERTIES PASS_REGULAR_EXPRESSION "non-interference: [0-9]+ outputs identical")
+
+# Out of memory while indexing (hostile_memory.cmake): the file named, the undo linear, the
+# previous generation kept. Release builds only (ulimit -v and a sanitizer's shadow memory
+# do not mix).
+if(NOT RAGPP_SANITIZE)
+  add_test(NAME cli.hostile.out_of_memory
+    COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DWORK=${_eval_out}/out-of-memory
+      -DSECTIONS=120000 -DLIMIT_KB=400000 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_memory.cmake)
+  set_tests_properties(cli.hostile.out_of_memory PROPERTIES TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "out of memory: the file named, the previous generation kept")
+endif()

@@ -18,3 +18,8 @@ function(expect_not text regex what)
     message(FATAL_ERROR "${what}: did not expect /${regex}/ in:\n${text}")
   endif()
 endfunction()
+# step(RC REGEX ARG...): ragpp ARG... exits RC and prints something matching REGEX.
+function(step rc regex)
+  run(${rc} _step_out ${ARGN})
+  expect("${_step_out}" "${regex}" "ragpp ${ARGN}")
+endfunction()

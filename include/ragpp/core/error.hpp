@@ -26,6 +26,7 @@ enum class errc {
     format_error = 6,      ///< a file of the wrong format, version or content (FormatError)
     io_error = 7,          ///< a file that cannot be opened, read, written or renamed (IoError)
     unsupported = 8,       ///< a feature of an input ragpp does not implement (UnsupportedError)
+    out_of_memory = 9,     ///< memory ran out while reading or indexing a named input (OutOfMemoryError)
 };
 
 /// The stable id of a category, as it appears in messages ("[ragpp.<id>] ...").
@@ -39,6 +40,7 @@ enum class errc {
         case errc::format_error: return "format_error";
         case errc::io_error: return "io_error";
         case errc::unsupported: return "unsupported";
+        case errc::out_of_memory: return "out_of_memory";
     }
     return "unknown";
 }
@@ -109,6 +111,14 @@ public:
 class IoError : public Error {
 public:
     explicit IoError(const std::string& m) : Error(errc::io_error, m) {}
+};
+
+/// Memory ran out (std::bad_alloc) while an input was read or indexed: the message names
+/// it (the file, its size), and what was being built was taken back. Thrown where ragpp
+/// knows which input it was working on; elsewhere std::bad_alloc goes through as is.
+class OutOfMemoryError : public Error {
+public:
+    explicit OutOfMemoryError(const std::string& m) : Error(errc::out_of_memory, m) {}
 };
 
 /// A feature of an input (a tokenizer normalizer, a dtype, ...) that ragpp does not

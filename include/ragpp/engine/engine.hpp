@@ -984,6 +984,17 @@ private:
                     }};
         }
 
+        /// Memory ran out while `what` (a file of `size` bytes) was read or indexed; its
+        /// chunks were taken back (each index undoes a failed batch in one pass) and the
+        /// run stops: nothing of it is committed.
+        [[noreturn]] static void out_of_memory(const std::string& what, std::uint64_t size) {
+            throw OutOfMemoryError("out of memory while indexing '" + what + "'" +
+                                   (size ? " (" + std::to_string(size) + " bytes)" : std::string()) +
+                                   ": the run stopped and nothing of it was committed; give the process more "
+                                   "memory or split the file (about 6 KB of memory per section, see "
+                                   "docs/persistence.md)");
+        }
+
         /// Chunks one file of a folder corpus into the engine; records it in the manifest.
         /// A file not UTF-8 past the walk's first 8 KiB is left out (and its old chunks
         /// removed) as the walk leaves such a file out: false.
@@ -1122,9 +1133,16 @@ private:
                     c.unchanged = 1;
                 } else {
                     const std::uint64_t hash = hash_file(abs);
-                    auto documents = read_jsonl(abs, kind == "beir");
-                    if (progress) progress("indexing", 0, documents.size());
-                    const auto ids = docs->update_chunks(f.path, std::move(documents));
+                    std::vector<DocId> ids;
+                    try {
+                        auto documents = read_jsonl(abs, kind == "beir");
+                        if (progress) progress("indexing", 0, documents.size());
+                        ids = docs->update_chunks(f.path, std::move(documents));
+                    } catch (const std::bad_alloc&) {
+                        std::error_code ec;
+                        const auto size = std::filesystem::file_size(abs, ec);
+                        out_of_memory(abs.string(), ec ? 0 : size);
+                    }
                     manifest.replace(make_source_record(f, hash, {}));
                     (old ? c.changed : c.added) = 1;
                     if (progress) progress("indexing", ids.size(), ids.size());
@@ -1145,7 +1163,13 @@ private:
                 const std::size_t todo = diff.added.size() + diff.changed.size();
                 for (const auto* list : {&diff.changed, &diff.added})
                     for (const auto& f : *list) {
-                        if (!index_file(f)) ++(list == &diff.added ? left_added : left_changed);
+                        bool indexed = false;
+                        try {
+                            indexed = index_file(f);
+                        } catch (const std::bad_alloc&) {  // the file's chunks were taken back
+                            out_of_memory(f.path, f.size);
+                        }
+                        if (!indexed) ++(list == &diff.added ? left_added : left_changed);
                         if (progress) progress("indexing", ++done, todo);
                     }
                 // Unchanged but touched files: record the new size and mtime (no re-hash next time).

@@ -39,6 +39,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <variant>
+#include <span>
 #include <vector>
 
 #include <ragpp/core/error.hpp>
@@ -121,6 +122,37 @@ public:
         doc_terms_[id].shrink_to_fit();
         live_.reset(id);
         --size_;
+    }
+
+    /// Removes the documents `ids` at once: each posting they are in is filtered once, so
+    /// the cost is proportional to the postings of their values (once per call), where
+    /// removing them one by one costs (documents x postings of a shared value). Throws
+    /// NotFoundError for an id not indexed, InvalidArgument for an id given twice;
+    /// nothing changes then.
+    void remove_documents(std::span<const DocId> ids) {
+        std::vector<DocId> sorted(ids.begin(), ids.end());
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+            if (!contains(sorted[i])) throw NotFoundError("MetadataIndex: no document with DocId " + std::to_string(sorted[i]));
+            if (i > 0 && sorted[i] == sorted[i - 1])
+                throw InvalidArgument("MetadataIndex::remove_documents: DocId " + std::to_string(sorted[i]) + " given twice");
+        }
+        if (sorted.empty()) return;
+        thaw();
+        std::vector<std::uint32_t> touched;
+        for (const DocId id : sorted) touched.insert(touched.end(), doc_terms_[id].begin(), doc_terms_[id].end());
+        std::sort(touched.begin(), touched.end());
+        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+        for (const std::uint32_t t : touched) {
+            auto& posting = terms_[t].posting;
+            std::erase_if(posting, [&](DocId d) { return std::binary_search(sorted.begin(), sorted.end(), d); });
+            if (posting.empty()) free_term(t);
+        }
+        for (const DocId id : sorted) {
+            std::vector<std::uint32_t>().swap(doc_terms_[id]);
+            live_.reset(id);
+            --size_;
+        }
     }
 
     /// The documents passing `filter`, among the indexed ones.

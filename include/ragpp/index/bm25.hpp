@@ -236,6 +236,140 @@ public:
         finish_removal(id, len, tids.size());
     }
 
+    /// Removes the documents `ids` at once (a batch taken back after a failure, the chunks
+    /// of a re-indexed file). Each posting list holding one of them is rewritten once and
+    /// its skyline rebuilt once, so the cost is proportional to the postings of the lists
+    /// the documents occur in (once per batch), where removing them one by one costs up to
+    /// (documents x list length): 400,000 sections of one file sharing their path terms.
+    /// `docs` (optional; the indexed documents, in the order of `ids`) lets only their
+    /// terms' lists be read; without them, or when they are not what was indexed, every
+    /// list of the vocabulary is checked as well. Throws NotFoundError for an id not indexed
+    /// and InvalidArgument for an id given twice or docs of another size; nothing changes
+    /// then, nor when memory runs out (the new lists are built aside, then swapped in).
+    void remove_documents(std::span<const DocId> ids, std::span<const Document* const> docs = {}) {
+        if (!docs.empty() && docs.size() != ids.size())
+            throw InvalidArgument("BM25Index::remove_documents: " + std::to_string(docs.size()) + " documents for " +
+                                  std::to_string(ids.size()) + " ids");
+        std::vector<DocId> sorted(ids.begin(), ids.end());
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+            if (!contains(sorted[i]))
+                throw NotFoundError("BM25Index::remove_documents: no document with DocId " + std::to_string(sorted[i]));
+            if (i > 0 && sorted[i] == sorted[i - 1])
+                throw InvalidArgument("BM25Index::remove_documents: DocId " + std::to_string(sorted[i]) + " given twice");
+        }
+        if (sorted.empty()) return;
+        // The candidate lists: the terms of `docs` (when each is known to the index).
+        std::vector<std::uint32_t> candidates;
+        bool every_list = docs.empty();
+        if (!every_list) {
+            std::vector<std::string> terms;
+            for (const Document* d : docs) {
+                terms.clear();
+                ragpp::analyze_document(analyzer_, *d, terms);
+                for (const auto& t : terms) {
+                    const auto tid = find_term(t);
+                    if (tid == dict_.npos) every_list = true;
+                    else candidates.push_back(tid);
+                }
+            }
+            std::sort(candidates.begin(), candidates.end());
+            candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+        }
+        thaw();
+        const std::uint32_t* lens = doc_len_.data();
+        auto gone_pos = [&](DocId d) {  // the position of d in `sorted`, or sorted.size()
+            const auto it = std::lower_bound(sorted.begin(), sorted.end(), d);
+            return it != sorted.end() && *it == d ? static_cast<std::size_t>(it - sorted.begin()) : sorted.size();
+        };
+        // Body lists, rebuilt aside: (term id, new list and skyline).
+        std::vector<std::uint64_t> found(sorted.size(), 0);  // the tfs removed, per document
+        std::vector<std::pair<std::uint32_t, detail::bm25::BlockTermData>> rebuilt;
+        std::vector<std::uint32_t> emptied;  // lists that lose every posting (nothing kept aside)
+        std::vector<char> visited;
+        std::size_t removed_postings = 0;
+        auto filter_body = [&](std::uint32_t tid) {
+            const auto& td = terms_[tid];
+            if (td.postings.empty() || td.postings.last_doc() < sorted.front()) return;
+            std::vector<detail::bm25::Posting> kept;
+            bool any = false;
+            td.postings.for_each([&](DocId d, std::uint32_t tf) {
+                const auto at = gone_pos(d);
+                if (at == sorted.size()) {
+                    kept.push_back({d, tf});
+                } else {
+                    found[at] += tf;
+                    any = true;
+                }
+            });
+            if (!any) return;
+            removed_postings += td.postings.size() - kept.size();
+            if (kept.empty()) {
+                emptied.push_back(tid);
+                return;
+            }
+            detail::bm25::BlockTermData fresh;
+            for (const auto& p : kept) {
+                fresh.postings.add(p, lens);
+                fresh.add_point({p.tf, lens[p.doc]});
+            }
+            rebuilt.emplace_back(tid, std::move(fresh));
+        };
+        for (const auto tid : candidates) filter_body(tid);
+        bool complete = true;
+        for (std::size_t i = 0; i < sorted.size(); ++i) complete = complete && found[i] == doc_len_[sorted[i]];
+        if (every_list || !complete) {  // the other lists too
+            visited.assign(terms_.size(), 0);
+            for (const auto tid : candidates) visited[tid] = 1;
+            for (std::uint32_t tid = 0; tid < terms_.size(); ++tid)
+                if (!visited[tid]) filter_body(tid);
+        }
+        // Field lists: the terms each document's forward list names.
+        std::array<std::vector<std::pair<std::uint32_t, detail::bm25::TermData>>, 3> field_rebuilt;
+        for (std::size_t f = 0; f < 3; ++f) {
+            auto& fd = fields_[f];
+            std::vector<std::uint32_t> touched;
+            for (const DocId id : sorted)
+                if (fd.length(id) > 0)
+                    detail::bm25::for_each_varint_delta(fd.fwd[id], [&](std::uint32_t t) { touched.push_back(t); });
+            std::sort(touched.begin(), touched.end());
+            touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+            for (const auto t : touched) {
+                detail::bm25::TermData fresh;
+                for (const auto& p : fd.terms[t].postings)
+                    if (gone_pos(p.doc) == sorted.size()) fresh.postings.push_back(p);
+                for (const auto& p : fresh.postings) fresh.add_point({p.tf, fd.len[p.doc]});
+                field_rebuilt[f].emplace_back(t, std::move(fresh));
+            }
+        }
+        // Swap in (no allocation from here on).
+        for (auto& [tid, td] : rebuilt) terms_[tid] = std::move(td);
+        for (const auto tid : emptied) terms_[tid] = detail::bm25::BlockTermData{};
+        for (std::size_t f = 0; f < 3; ++f) {
+            auto& fd = fields_[f];
+            for (auto& [t, td] : field_rebuilt[f]) fd.terms[t] = std::move(td);
+        }
+        for (const DocId id : sorted) {
+            bool any = false;
+            for (auto& fd : fields_) {
+                const std::uint32_t flen = fd.length(id);
+                if (flen == 0) continue;
+                any = true;
+                std::vector<std::uint8_t>().swap(fd.fwd[id]);
+                fd.len[id] = 0;
+                fd.total -= flen;
+                --fd.docs;
+            }
+            if (any) --fielded_docs_;
+            total_len_ -= doc_len_[id];
+            doc_len_[id] = 0;
+            live_[id] = 0;
+            --live_count_;
+        }
+        posting_count_ -= removed_postings;
+        ++generation_;
+    }
+
     /// Replaces document `id` by `doc` (remove, then add). Throws NotFoundError when
     /// `id` is not indexed; nothing changes then (nor when the analyzer throws).
     void update_document(DocId id, const Document& doc) {

@@ -163,7 +163,14 @@ public:
         auto it = sources_.find(source_id);
         if (it == sources_.end())
             throw NotFoundError("Collection::remove: no source '" + std::string(source_id) + "'");
-        for (DocId id : it->second) erase_chunk(id);
+        // At once (each posting list rewritten once): a source may have 400,000 sections.
+        const auto& ids = it->second;
+        retriever_.remove_documents(ids);
+        std::vector<DocId> with_metadata;
+        for (DocId id : ids)
+            if (metadata_.contains(id)) with_metadata.push_back(id);
+        metadata_.remove_documents(with_metadata);
+        for (DocId id : ids) places_.erase(id);
         sources_.erase(it);
     }
 
@@ -453,15 +460,40 @@ private:
             }
             sources_.emplace(source_id, ids);
         } catch (...) {
-            for (DocId id : ids) {
-                try {
-                    erase_chunk(id);
-                } catch (...) {  // a chunk that was just added must be removable
-                }
-            }
+            erase_chunks(ids);
             throw;
         }
         return ids;
+    }
+
+    /// Removes chunks just added (the undo of a failed insert; never throws): at once
+    /// where the retriever can, each posting list rewritten once.
+    void erase_chunks(const std::vector<DocId>& ids) noexcept {
+        bool done = false;
+        if constexpr (requires(R& r, std::span<const DocId> v) { r.remove_documents(v); }) {
+            try {
+                std::vector<DocId> with_metadata;
+                for (DocId id : ids)
+                    if (metadata_.contains(id)) with_metadata.push_back(id);
+                retriever_.remove_documents(ids);
+                metadata_.remove_documents(with_metadata);
+                for (DocId id : ids) places_.erase(id);
+                done = true;
+            } catch (...) {
+            }
+        }
+        if (!done)
+            for (DocId id : ids) {  // each step apart: a batch may have done some of them
+                try {
+                    retriever_.remove_document(id);
+                } catch (...) {
+                }
+                try {
+                    if (metadata_.contains(id)) metadata_.remove_document(id);
+                } catch (...) {
+                }
+                places_.erase(id);
+            }
     }
 
     /// Removes one chunk from the retriever (store and indexes) and the metadata index.

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -159,6 +160,10 @@ public:
     /// transformer batches and threads) receives them together, the others one by one.
     /// All or nothing: on any exception no index and not the store keep any of them.
     std::vector<DocId> add_documents(std::vector<Document> docs) {
+        // Memory set aside for the undo, released before it runs: when memory runs out
+        // midway, taking the batch back must not need memory the batch used up. Address
+        // space only (never written, so no page is touched): 96 bytes a document + 16 MiB.
+        UndoReserve reserve(undo_reserve_bytes(docs.size()));
         std::vector<DocId> ids;
         std::vector<std::shared_ptr<const Document>> stored;
         ids.reserve(docs.size());
@@ -170,10 +175,11 @@ public:
                 ids.push_back(id);
             }
         } catch (...) {
+            reserve.release();
             undo_batch<0>(ids, ids.size());
             throw;
         }
-        add_batch_to_indexes<0>(ids, stored);
+        add_batch_to_indexes<0>(ids, stored, reserve);
         return ids;
     }
 
@@ -196,6 +202,25 @@ public:
             },
             indexes_);
         store_.erase(id);
+    }
+    /// Removes the documents `ids` at once: an index that can remove a batch
+    /// (BM25Index::remove_documents: each list rewritten once) is given them all, with the
+    /// stored documents; the others remove them one by one. Throws NotFoundError (nothing
+    /// changes) when an id is absent, InvalidArgument when an id is given twice.
+    void remove_documents(std::span<const DocId> ids) {
+        std::vector<DocId> sorted(ids.begin(), ids.end());
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+            if (!store_.contains(sorted[i]))
+                throw NotFoundError("Retriever::remove_documents: no document with DocId " + std::to_string(sorted[i]));
+            if (i > 0 && sorted[i] == sorted[i - 1])
+                throw InvalidArgument("Retriever::remove_documents: DocId " + std::to_string(sorted[i]) + " given twice");
+        }
+        std::vector<std::shared_ptr<const Document>> docs;
+        docs.reserve(ids.size());
+        for (const DocId id : ids) docs.push_back(store_.get(id));
+        remove_from_indexes<index_count>(ids, docs);
+        for (const DocId id : ids) store_.erase(id);
     }
     /// Removes the document whose key (Document::id) is `key`.
     void remove_document(std::string_view key) {
@@ -331,8 +356,18 @@ private:
             add_to_indexes<I + 1>(id, doc);
         }
     }
+    /// Address space held while a batch is added and released before its undo.
+    struct UndoReserve {
+        explicit UndoReserve(std::size_t bytes) noexcept : p(new (std::nothrow) char[bytes]) {}
+        void release() noexcept { p.reset(); }
+        std::unique_ptr<char[]> p;
+    };
+    [[nodiscard]] static std::size_t undo_reserve_bytes(std::size_t documents) noexcept {
+        return (std::size_t{16} << 20) + 96 * documents;
+    }
     template <std::size_t I>
-    void add_batch_to_indexes(const std::vector<DocId>& ids, const std::vector<std::shared_ptr<const Document>>& docs) {
+    void add_batch_to_indexes(const std::vector<DocId>& ids, const std::vector<std::shared_ptr<const Document>>& docs,
+                              UndoReserve& reserve) {
         if constexpr (I < index_count) {
             auto& index = std::get<I>(indexes_);
             std::size_t done = 0;  // documents index I holds when it fails one by one
@@ -347,16 +382,13 @@ private:
                     for (; done < ids.size(); ++done) add_one<I>(ids[done], docs[done]);
                 }
             } catch (...) {
-                for (std::size_t j = 0; j < done; ++j) {
-                    try {
-                        index.remove_document(ids[j]);
-                    } catch (...) {
-                    }
-                }
+                reserve.release();
+                // The documents index I took before it failed, then every earlier index's.
+                remove_from_index<I>(std::span<const DocId>(ids.data(), done), docs);
                 undo_batch<I>(ids, ids.size());
                 throw;
             }
-            add_batch_to_indexes<I + 1>(ids, docs);
+            add_batch_to_indexes<I + 1>(ids, docs, reserve);
         }
     }
     /// Removes `ids` from indexes [0, I) and the first `stored` of them from the store,
@@ -364,13 +396,15 @@ private:
     template <std::size_t I>
     void undo_batch(const std::vector<DocId>& ids, std::size_t stored) noexcept {
         if constexpr (I > 0) {
-            for (DocId id : ids) {
-                try {
-                    std::get<I - 1>(indexes_).remove_document(id);
-                } catch (...) {
-                }
+            std::vector<std::shared_ptr<const Document>> docs;
+            try {
+                for (std::size_t j = 0; j < std::min(stored, ids.size()); ++j) docs.push_back(store_.get(ids[j]));
+            } catch (...) {
+                docs.clear();
             }
-            undo_batch<I - 1>(ids, stored);
+            if (docs.size() != ids.size()) docs.clear();
+            remove_from_indexes<I>(ids, docs);
+            undo_batch<0>(ids, stored);
         } else {
             for (std::size_t j = std::min(stored, ids.size()); j-- > 0;) {
                 try {
@@ -378,6 +412,61 @@ private:
                 } catch (...) {
                 }
             }
+        }
+    }
+
+    /// Removes `ids` from indexes [0, I) (`docs`: their stored documents, or empty), in a
+    /// batch where the index can (all or nothing there), else one by one; a failure of the
+    /// batch (out of memory) falls back to one by one, and an id an index does not hold
+    /// is passed over. Never throws: what an undo needs.
+    template <std::size_t I>
+    void remove_from_indexes(std::span<const DocId> ids, const std::vector<std::shared_ptr<const Document>>& docs) noexcept {
+        if constexpr (I > 0) {
+            remove_from_index<I - 1>(ids, docs);
+            remove_from_indexes<I - 1>(ids, docs);
+        }
+    }
+    /// The same for index I alone (`docs`: empty, or the documents of `ids` first).
+    template <std::size_t I>
+    void remove_from_index(std::span<const DocId> ids, const std::vector<std::shared_ptr<const Document>>& docs) noexcept {
+        {
+            auto& index = std::get<I>(indexes_);
+            std::size_t from = 0;  // ids before it are removed
+            if constexpr (requires { index.remove_documents(ids, std::span<const Document* const>()); }) {
+                // In batches: the whole, else (memory short) quarters of it, down to 64 ids;
+                // each batch rewrites a list once.
+                std::size_t step = ids.size();
+                while (from < ids.size()) {
+                    const std::size_t n = std::min(step, ids.size() - from);
+                    try {
+                        std::vector<DocId> held;
+                        std::vector<const Document*> raw;
+                        for (std::size_t j = from; j < from + n; ++j)
+                            if (index.contains(ids[j])) {
+                                held.push_back(ids[j]);
+                                if (!docs.empty()) raw.push_back(docs[j].get());
+                            }
+                        index.remove_documents(std::span<const DocId>(held), std::span<const Document* const>(raw));
+                        from += n;
+                    } catch (...) {
+                        if (step <= 64) break;
+                        step = std::max<std::size_t>(64, step / 4);
+                    }
+                }
+            }
+            if (from < ids.size())
+                for (std::size_t j = from; j < ids.size(); ++j) {
+                    try {
+                        if constexpr (requires { index.remove_document(ids[j], *docs[j]); }) {
+                            if (!docs.empty()) {
+                                index.remove_document(ids[j], *docs[j]);
+                                continue;
+                            }
+                        }
+                        index.remove_document(ids[j]);
+                    } catch (...) {
+                    }
+                }
         }
     }
 
