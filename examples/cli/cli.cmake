@@ -582,10 +582,10 @@ add_test(NAME cli.loud.moved_corpus
     -DWORK=${_eval_out}/moved-corpus -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/moved_corpus.cmake)
 set_tests_properties(cli.loud.moved_corpus PROPERTIES PASS_REGULAR_EXPRESSION "moved corpus: search, ask and check say so")
 ragpp_cli_expect(loud.filter_unknown_field 0
-  "note: no chunk the reader may read matches the filter '\\(typ=contract\\)': no chunk has the field 'typ'; the fields chunks have: [^\n]*source"
+  "note: no chunk the reader may read matches the filter 'typ=contract': no chunk has the field 'typ'; the fields chunks have: [^\n]*source"
   search ${_idx} --filter typ=contract notice)
 ragpp_cli_expect(loud.filter_unknown_value 0
-  "note: no chunk the reader may read matches the filter '\\(source=nowhere.md\\)': no chunk has the value asked"
+  "note: no chunk the reader may read matches the filter 'source=nowhere.md': no chunk has the value asked"
   search ${_idx} --filter source=nowhere.md notice)
 ragpp_cli_expect(loud.labels_hidden_and_inside 0
   "note: 1 relevance label\\(s\\) name a line inside a section.*warning: 1 relevance label\\(s\\) are in documents this reader may not read \\(--as/--as-all\\): they can only be missed: secret.md:6"
@@ -611,3 +611,4 @@ if(NOT RAGPP_SANITIZE)
   set_tests_properties(cli.hostile.out_of_memory PROPERTIES TIMEOUT 120
     PASS_REGULAR_EXPRESSION "out of memory: the file named, the previous generation kept")
 endif()
+include(${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_linear.cmake)

@@ -61,10 +61,10 @@ int run_ask(cli::ArgParser& p) {
     ragpp::EngineQuery q;
     q.k = passages;
     q.mode = mode;
-    for (const auto& f : p.all("filter")) {
-        cli::usage_of([&] { return ragpp::parse_filter(f); });  // a bad expression is a usage error
-        q.filter += (q.filter.empty() ? "(" : " and (") + f + ")";
-    }
+    // Each --filter on its own, as written (no parenthesised join: it would add a level
+    // of nesting and be quoted in errors); a bad expression is a usage error.
+    q.filters = p.all("filter");
+    for (const auto& f : q.filters) cli::usage_of([&] { return ragpp::parse_filter(f); });
     q.principal = cli::principal(p);
     q.reranker = reranker;
     q.check_sources = cli::check_sources(p);
@@ -95,7 +95,7 @@ int run_ask(cli::ArgParser& p) {
                         : nlohmann::json{{"id", a.passages.front().document->id}, {"citation", best}};
         auto reasons = a.reasons;
         if (a.passages.empty())
-            if (auto hint = engine.filter_hint(q.filter, q.principal); !hint.empty()) reasons.push_back(hint);
+            if (auto hint = engine.filter_hint(q.filters, q.principal); !hint.empty()) reasons.push_back(hint);
         j["reasons"] = reasons;
         if (p.has("json")) {
             std::cout << j.dump(2) << "\n";

@@ -30,15 +30,14 @@ int run_search(cli::ArgParser& p) {
     const std::string reranker = cli::check_reranker(p.get("rerank"));
     const auto mode = cli::parse_mode_or_default(p.get("mode"), engine.config());
     const std::size_t k = p.count("k");
-    std::string filter;
-    for (const auto& f : p.all("filter")) {
-        cli::usage_of([&] { return ragpp::parse_filter(f); });  // a bad expression is a usage error
-        filter += (filter.empty() ? "(" : " and (") + f + ")";
-    }
+    // Each --filter on its own, as written (no parenthesised join: it would add a level
+    // of nesting and be quoted in errors); a bad expression is a usage error.
+    const std::vector<std::string> filters = p.all("filter");
+    for (const auto& f : filters) cli::usage_of([&] { return ragpp::parse_filter(f); });
     ragpp::EngineQuery q;
     q.k = k;
     q.mode = mode;
-    q.filter = filter;
+    q.filters = filters;
     q.principal = cli::principal(p);
     q.reranker = reranker;
     q.check_sources = cli::check_sources(p);
@@ -46,7 +45,7 @@ int run_search(cli::ArgParser& p) {
     cli::warn_stale(found.stale_sources);
     const auto& results = found.results;
     // A filter that matches nothing the reader may read: say why (a misspelt field).
-    const std::string hint = results.empty() ? engine.filter_hint(filter, q.principal) : std::string();
+    const std::string hint = results.empty() ? engine.filter_hint(filters, q.principal) : std::string();
     if (!hint.empty()) std::fprintf(stderr, "note: %s\n", hint.c_str());
     const char* names[] = {"bm25", "vector"};
     const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());

@@ -402,8 +402,8 @@ ragpp::NeighbourFn Engine::neighbours() const { return impl_->engine.neighbours(
 std::vector<std::string> Engine::readable_chunk_ids(const ragpp::Principal& reader) const {
     return impl_->engine.readable_chunk_ids(reader);
 }
-std::string Engine::filter_hint(const std::string& filter, const ragpp::Principal& reader) const {
-    return impl_->engine.filter_hint(filter, reader);
+std::string Engine::filter_hint(const std::vector<std::string>& filters, const ragpp::Principal& reader) const {
+    return impl_->engine.filter_hint(filters, reader);
 }
 std::filesystem::path Engine::corpus_root() const { return impl_->engine.corpus_root(); }
 void Engine::for_each_chunk(const std::function<void(const ragpp::Document&)>& f) const {

@@ -116,7 +116,7 @@ public:
     [[nodiscard]] ragpp::NeighbourFn neighbours() const;
     /// ragpp::Engine::readable_chunk_ids, filter_hint and corpus_root.
     [[nodiscard]] std::vector<std::string> readable_chunk_ids(const ragpp::Principal& reader) const;
-    [[nodiscard]] std::string filter_hint(const std::string& filter, const ragpp::Principal& reader) const;
+    [[nodiscard]] std::string filter_hint(const std::vector<std::string>& filters, const ragpp::Principal& reader) const;
     [[nodiscard]] std::filesystem::path corpus_root() const;
     /// Calls f(chunk) for every chunk of the index, in DocId order.
     void for_each_chunk(const std::function<void(const ragpp::Document&)>& f) const;

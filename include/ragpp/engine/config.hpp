@@ -87,6 +87,10 @@ struct EngineQuery {
     SearchMode mode = SearchMode::bm25;
     /// A filter in parse_filter's syntax (filter/filter.hpp); empty: none.
     std::string filter;
+    /// More filters, and-ed with `filter` (the tool's repeated --filter): each is parsed
+    /// on its own (parse_filters), so each may nest max_filter_depth levels and an error
+    /// quotes it as written.
+    std::vector<std::string> filters;
     /// Who asks. The default has no group: it sees only documents without "groups"
     /// (none when EngineConfig::unlabeled is deny).
     Principal principal;

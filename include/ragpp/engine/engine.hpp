@@ -367,7 +367,15 @@ public:
         return counts;
     }
 
-    /// The k best chunks for `query` that `q.principal` may read and `q.filter` accepts,
+    /// What `q.filter` and `q.filters` accept: their conjunction, each text parsed on its
+    /// own (parse_filters); Filter::all() when there is none.
+    [[nodiscard]] static Filter query_filter(const EngineQuery& q) {
+        if (q.filter.empty()) return parse_filters(q.filters);
+        Filter f = parse_filter(q.filter);
+        return q.filters.empty() ? f : std::move(f) && parse_filters(q.filters);
+    }
+
+    /// The k best chunks for `query` that `q.principal` may read and `q.filter` and `q.filters` accept,
     /// through mode, per-source cap and reranker; sources checked when q.check_sources.
     [[nodiscard]] EngineResults search(std::string_view query, const EngineQuery& q) const {
         const auto& im = *impl_;
@@ -383,8 +391,7 @@ public:
         if (terms.empty() && (q.mode != SearchMode::vector || query.find_first_not_of(" \t\r\n") == std::string::npos))
             throw InvalidArgument("the query \"" + std::string(query) +
                                   "\" has no searchable term (it is empty, or only punctuation or stop words)");
-        auto allowed = std::make_shared<DocSet>(im.docs->allowed(q.filter.empty() ? Filter::all() : parse_filter(q.filter),
-                                                                 q.principal));
+        auto allowed = std::make_shared<DocSet>(im.docs->allowed(query_filter(q), q.principal));
         // A corpus folder that moved or was deleted makes every source look deleted:
         // say so instead of answering nothing.
         if (q.check_sources) {
@@ -524,18 +531,26 @@ public:
     /// the fields chunks have.
     [[nodiscard]] std::string filter_hint(const std::string& filter, const Principal& reader) const {
         if (filter.empty()) return {};
-        const Filter f = parse_filter(filter);
+        return filter_hint(std::vector<std::string>{filter}, reader);
+    }
+    /// filter_hint for the conjunction of `filters` (EngineQuery::filters), each quoted as written.
+    [[nodiscard]] std::string filter_hint(const std::vector<std::string>& filters, const Principal& reader) const {
+        if (filters.empty()) return {};
+        const Filter f = parse_filters(filters);
         if (impl_->docs->allowed(f, reader).count() > 0) return {};
         const auto fields = impl_->docs->metadata().field_names();
         std::vector<std::string> unknown;
+        std::set<std::string_view> seen;  // a set: a filter of 10,000 unknown fields stays linear
         std::function<void(const Filter&)> walk = [&](const Filter& x) {
             if (!x.field().empty() && !std::binary_search(fields.begin(), fields.end(), x.field()) &&
-                std::find(unknown.begin(), unknown.end(), x.field()) == unknown.end())
+                seen.insert(x.field()).second)
                 unknown.push_back(x.field());
             for (const auto& c : x.children()) walk(c);
         };
         walk(f);
-        std::string out = "no chunk the reader may read matches the filter '" + filter + "'";
+        std::string out = "no chunk the reader may read matches the filter";
+        if (filters.size() > 1) out += "s";
+        for (std::size_t i = 0; i < filters.size(); ++i) out += (i ? " and '" : " '") + filters[i] + "'";
         for (std::size_t i = 0; i < unknown.size(); ++i)
             out += (i ? ", '" : ": no chunk has the field '") + unknown[i] + "'";
         if (unknown.empty()) out += ": no chunk has the value asked";

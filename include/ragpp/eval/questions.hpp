@@ -49,8 +49,17 @@ static_assert(std::is_same_v<BeirQrels::mapped_type, Judgments<std::string>>,
     if (!j.is_array()) throw ParseError(file.string() + ":1: a question set is a JSON list of objects");
     const auto offsets = detail::top_level_element_offsets(text);
     QuestionSet out;
+    // Lines are counted once over the text, from one question's offset to the next
+    // (offsets increase): linear in the size of the file, not quadratic.
+    std::size_t counted_to = 0, line_of_counted = 1;
     for (std::size_t i = 0; i < j.size(); ++i) {
-        const std::size_t line = i < offsets.size() ? detail::line_at(text, offsets[i]) : 0;
+        std::size_t line = 0;
+        if (i < offsets.size()) {
+            const std::string_view between = text.substr(counted_to, offsets[i] - counted_to);
+            line_of_counted = detail::line_at(between, between.size(), line_of_counted);
+            counted_to = offsets[i];
+            line = line_of_counted;
+        }
         const std::string at = detail::where(file, line) + ": question " + std::to_string(i + 1);
         const auto& q = j[i];
         if (!q.is_object()) throw ParseError(at + ": expected an object");

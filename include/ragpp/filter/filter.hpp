@@ -29,7 +29,7 @@
 //              number when it reads as one, and a date when it reads YYYY-MM-DD)
 // e.g.  type=contract, version>=3, groups in (legal, sales) || !exists(groups)
 // Errors are ParseError naming the filter text and the column. Parentheses and
-// negations nest at most max_filter_depth (64) levels deep: the parser is recursive,
+// negations nest at most max_filter_depth (64) levels deep (64 accepted, 65 refused): the parser is recursive,
 // and so are Filter's matches, to_string, copies and MetadataIndex::compile, so a deeper
 // text ("(((..." x 3000, "!" x 20000) is a ParseError instead of a stack overflow.
 #pragma once
@@ -39,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,5 +55,18 @@ namespace ragpp {
 
 /// Parses the text syntax described above. Throws ParseError naming the text and column.
 [[nodiscard]] inline Filter parse_filter(std::string_view text) { return detail::filter_syntax::Parser(text).parse(); }
+
+/// The conjunction of `texts` (the command line's repeated --filter): each text is
+/// parsed on its own by parse_filter, so each may nest max_filter_depth levels and an
+/// error quotes that text as written (not a parenthesised join the user did not
+/// write); Filter::all() when there is none.
+[[nodiscard]] inline Filter parse_filters(std::span<const std::string> texts) {
+    std::optional<Filter> out;
+    for (const auto& text : texts) {
+        Filter f = parse_filter(text);
+        out = out ? std::move(*out) && std::move(f) : std::move(f);
+    }
+    return out ? std::move(*out) : Filter::all();
+}
 
 }  // namespace ragpp
