@@ -71,8 +71,10 @@ namespace ragpp {
 class GenerationWriter {
 public:
     /// Creates `dir` if needed, takes its writer lock and creates the new generation's
-    /// folder "gen-NNNNNN.partial" (N one more than any generation present). IoError
-    /// when `dir` cannot be created or another writer holds the lock.
+    /// folder "gen-NNNNNN.partial" (N one more than any generation present), after
+    /// removing the partial folders and pointer tmp files a dead writer left (it holds
+    /// the lock, so no live writer owns them). IoError when `dir` cannot be created or
+    /// another writer holds the lock.
     explicit GenerationWriter(std::filesystem::path dir) : dir_(std::move(dir)) {
         namespace fs = std::filesystem;
         namespace g = detail::generations;
@@ -80,6 +82,7 @@ public:
         fs::create_directories(dir_, ec);
         if (ec) throw IoError("cannot create the index folder '" + dir_.string() + "': " + ec.message());
         lock_.emplace(dir_, false);
+        g::remove_partials(dir_);  // a dead writer's leftovers: this writer holds the lock
         try {
             previous_ = g::read_pointer(dir_).value_or(g::Pointer{}).generation;
             if (*previous_ == 0) previous_.reset();
@@ -274,6 +277,22 @@ inline std::size_t clean_generations(const std::filesystem::path& dir) {
     }
     if (!pointer) return 0;
     return g::remove_leftovers(dir, pointer->generation, std::nullopt, g::legacy_version(dir).has_value());
+}
+
+/// Removes the "gen-N.partial" folders and "CURRENT.tmp-*" files of `dir` that a writer
+/// killed mid-save left (kill -9, SIGXFSZ, a power cut), and nothing else: the current
+/// and the previous generation stay. Does nothing while a writer holds the folder's
+/// lock (its partial folder is alive). A GenerationWriter does it when it is made; call
+/// it at the start of a long run that writes a generation only at its end (`ragpp
+/// index` does), so that a run killed before it saves leaves no growing leftovers.
+/// Returns the number of entries removed; never throws for a failure to remove.
+inline std::size_t remove_partial_generations(const std::filesystem::path& dir) {
+    namespace g = detail::generations;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return 0;
+    const g::FolderLock lock(dir, true);
+    if (!lock.owns()) return 0;
+    return g::remove_partials(dir);
 }
 
 }  // namespace ragpp
