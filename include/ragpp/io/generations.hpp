@@ -71,8 +71,8 @@ namespace ragpp {
 class GenerationWriter {
 public:
     /// Creates `dir` if needed, takes its writer lock and creates the new generation's
-    /// folder "gen-NNNNNN.partial" (N one more than any generation present), after
-    /// removing the partial folders and pointer tmp files a dead writer left (it holds
+    /// folder "gen-NNNNNN.partial" (N one more than any generation present, partial ones
+    /// included), after removing the partial folders and pointer tmp files a dead writer left (it holds
     /// the lock, so no live writer owns them). IoError when `dir` cannot be created or
     /// another writer holds the lock.
     explicit GenerationWriter(std::filesystem::path dir) : dir_(std::move(dir)) {
@@ -82,7 +82,6 @@ public:
         fs::create_directories(dir_, ec);
         if (ec) throw IoError("cannot create the index folder '" + dir_.string() + "': " + ec.message());
         lock_.emplace(dir_, false);
-        g::remove_partials(dir_);  // a dead writer's leftovers: this writer holds the lock
         try {
             previous_ = g::read_pointer(dir_).value_or(g::Pointer{}).generation;
             if (*previous_ == 0) previous_.reset();
@@ -96,7 +95,8 @@ public:
             if (auto n = g::parse_folder(name, true)) top = std::max(top, *n);
         }
         if (ec) throw IoError("cannot list the index folder '" + dir_.string() + "': " + ec.message());
-        generation_ = top + 1;
+        generation_ = top + 1;  // above a dead writer's number too: a number is never used twice
+        g::remove_partials(dir_);  // a dead writer's leftovers: this writer holds the lock
         legacy_ = g::legacy_version(dir_).has_value();
         partial_ = dir_ / (g::folder_name(generation_) + ".partial");
         if (::mkdir(partial_.c_str(), 0755) != 0) throw detail::io_error("create", partial_, errno);
