@@ -10,6 +10,8 @@
 #include <ragpp/io/generations.hpp>
 #include <ragpp/io/metadata_json.hpp>
 #include <ragpp/io/sources.hpp>
+#include <ragpp/detail/file_io.hpp>
+#include <ragpp/detail/mapped_file.hpp>
 
 #include "support.hpp"
 
@@ -383,6 +385,117 @@ TEST_CASE("generations: a full disk (EFBIG under RLIMIT_FSIZE) leaves the old ge
     CHECK(commit_generation(dir) == 2);
 }
 
+// --- special files and leftovers (issue 25: F14, F1) -------------------------------------
+
+namespace {
+
+/// Puts a FIFO (`fifo`) or a link to /dev/zero at `p`, replacing what is there.
+void make_special(const fs::path& p, bool fifo) {
+    fs::remove(p);
+    if (fifo) REQUIRE(::mkfifo(p.c_str(), 0644) == 0);
+    else fs::create_symlink("/dev/zero", p);
+}
+
+/// Runs `fn` in a child under a 10 s alarm: a hang (a blocking open of a FIFO, an endless
+/// read of /dev/zero) ends the child with SIGALRM, so the test fails instead of blocking.
+template <class Fn>
+int bounded(Fn fn) {
+    return in_child([&] {
+        ::alarm(10);
+        return fn();
+    });
+}
+
+}  // namespace
+
+TEST_CASE("generations: a FIFO or a device as CURRENT, generation.json or a part is a FormatError naming it", "[generations]") {
+    for (const bool fifo : {true, false})
+        for (const std::string which : {"CURRENT", "gen-000001/generation.json", "gen-000001/p1"}) {
+            INFO((fifo ? "a FIFO" : "/dev/zero") << " as " << which);
+            ragpp_test::TempDir tmp;
+            const auto dir = tmp.path;
+            REQUIRE(commit_generation(dir) == 1);
+            make_special(dir / which, fifo);
+            const std::string name = (dir / which).string();
+            for (const bool verify : {true, false}) {
+                const int code = bounded([&] {
+                    try {
+                        (void)open_generation(dir, verify);
+                    } catch (const ragpp::FormatError& e) {
+                        const std::string m = e.what();
+                        return m.find(name) != std::string::npos && m.find("not a regular file") != std::string::npos ? 0 : 4;
+                    }
+                    return 2;
+                });
+                CHECK(code == 0);
+            }
+            // A writer rebuilds over the damaged folder.
+            CHECK(bounded([&] { return commit_generation(dir) == 2 ? 0 : 2; }) == 0);
+            CHECK(check_whole_generation(dir) == 2);
+        }
+}
+
+TEST_CASE("special files: fstat before reading, at most the limit read", "[generations]") {
+    ragpp_test::TempDir tmp;
+    const auto fifo = tmp.path / "fifo";
+    const auto zero = tmp.path / "zero";
+    const auto big = tmp.path / "big";
+    make_special(fifo, true);
+    make_special(zero, false);
+    write_text(big, std::string(5000, 'x'));
+    for (const auto& p : {fifo, zero}) {
+        INFO(p.string());
+        const auto named = [&](auto&& fn) {
+            return bounded([&] {
+                try {
+                    fn();
+                } catch (const ragpp::FormatError& e) {
+                    return std::string(e.what()).find("'" + p.string() + "' is not a regular file") != std::string::npos ? 0 : 4;
+                }
+                return 2;
+            });
+        };
+        CHECK(named([&] { (void)ragpp::detail::read_small_file(p, 4096); }) == 0);
+        CHECK(named([&] { (void)ragpp::detail::read_regular_file(p); }) == 0);
+        CHECK(named([&] { (void)ragpp::detail::FileBytes(p, false); }) == 0);
+        CHECK(named([&] { (void)ragpp::detail::FileBytes(p, true); }) == 0);
+        CHECK(named([&] { (void)ragpp::hash_file(p); }) == 0);
+    }
+    CHECK_THROWS_WITH(ragpp::detail::read_regular_file(big, 4999), Contains(big.string()) && Contains("5000 bytes, more than the 4999"));
+    CHECK(ragpp::detail::read_regular_file(big, 5000) == std::string(5000, 'x'));
+    CHECK_THROWS_AS(ragpp::detail::read_regular_file(tmp.path / "missing"), ragpp::IoError);
+    CHECK_THROWS_WITH(ragpp::detail::read_regular_file(tmp.path), Contains("is a directory"));
+}
+
+TEST_CASE("generations: a killed writer's partial folder is removed by the next writer or remove_partial_generations", "[generations]") {
+    ragpp_test::TempDir tmp;
+    const auto dir = tmp.path;
+    REQUIRE(commit_generation(dir) == 1);
+    REQUIRE(commit_generation(dir) == 2);
+    const auto leave_leftovers = [&] {
+        fs::create_directories(dir / "gen-000007.partial");
+        write_text(dir / "gen-000007.partial" / "p0", "half");
+        write_text(dir / "CURRENT.tmp-4242", "half");
+        write_text(dir / "notes.txt", "not ragpp's");
+    };
+    leave_leftovers();
+    {
+        // While a writer holds the lock, its partial folder is alive: nothing removed.
+        GenerationWriter w(dir);
+        CHECK(!fs::exists(dir / "gen-000007.partial"));  // the writer removed the dead one
+        CHECK(!fs::exists(dir / "CURRENT.tmp-4242"));
+        CHECK(w.generation() == 8);  // above the dead writer's number
+        CHECK(ragpp::remove_partial_generations(dir) == 0);
+        CHECK(fs::exists(dir / "gen-000008.partial"));
+    }
+    CHECK(listing(dir) == std::vector<std::string>{"CURRENT", "LOCK", "gen-000001", "gen-000002", "notes.txt"});
+    leave_leftovers();
+    CHECK(ragpp::remove_partial_generations(dir) == 2);
+    CHECK(listing(dir) == std::vector<std::string>{"CURRENT", "LOCK", "gen-000001", "gen-000002", "notes.txt"});
+    CHECK(check_whole_generation(dir) == 2);
+    CHECK(ragpp::remove_partial_generations(tmp.path / "missing") == 0);
+}
+
 // --- corpus ---------------------------------------------------------------------------
 
 namespace {
@@ -405,6 +518,25 @@ void set_mtime(const fs::path& p, std::int64_t ns) {
 }
 
 }  // namespace
+
+TEST_CASE("corpus: a FIFO or a device among the files is skipped with a note naming it", "[corpus]") {
+    ragpp_test::TempDir tmp;
+    const auto r = tmp.path / "c";
+    fs::create_directories(r);
+    write_text(r / "a.md", "# A\n\ntext\n");
+    make_special(r / "fifo.md", true);
+    make_special(r / "zero.md", false);
+    ragpp::CorpusOptions o;
+    o.follow_symlinks_outside = true;
+    const int code = bounded([&] {
+        const auto scan = ragpp::scan_corpus(r, o);
+        const bool ok = paths_of(scan) == std::vector<std::string>{"a.md"} &&
+                        any_note(scan, "skipped 'fifo.md'", "not a regular file (a FIFO)") &&
+                        any_note(scan, "skipped 'zero.md'", "not a regular file (a character device)");
+        return ok ? 0 : 2;
+    });
+    CHECK(code == 0);
+}
 
 TEST_CASE("corpus: extensions, order, sizes and times", "[corpus]") {
     ragpp_test::TempDir tmp;

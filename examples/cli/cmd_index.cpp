@@ -2,6 +2,8 @@
 #include "cli.hpp"
 #include "engine.hpp"
 
+#include <ragpp/io/generations.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -36,6 +38,7 @@ int run_index(cli::ArgParser& p) {
     config.threads = p.count("threads");
     const auto corpus_options = cli::corpus_options(p);
     const std::string out = p.get("out");
+    ragpp::remove_partial_generations(out);  // what a killed run left (docs/persistence.md)
     // An existing index is brought up to date (only what changed is re-read), unless
     // --rebuild or other index settings ask for a new one.
     std::optional<cli::Engine> engine;

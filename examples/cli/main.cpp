@@ -19,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 
+#include <csignal>
 #include <unistd.h>
 
 namespace cli {
@@ -286,6 +287,9 @@ void print_usage(std::ostream& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A write past RLIMIT_FSIZE (ulimit -f) must fail with EFBIG, reported as an IoError
+    // naming the file (the previous generation kept), not kill the tool with SIGXFSZ.
+    std::signal(SIGXFSZ, SIG_IGN);
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) {
         print_usage(std::cerr);

@@ -116,17 +116,20 @@ struct SizedHash {
     return r;
 }
 
-/// The whole content of `p` (detail::read_file, the one whole-file reader), after
-/// checking that it holds at most `limit` bytes: FormatError naming it otherwise, before
-/// anything is allocated. IoError naming it when it cannot be read.
+/// The whole content of the regular file `p` (detail::read_regular_file): FormatError
+/// naming it when it is not a regular file (a FIFO, a device) or holds more than `limit`
+/// bytes, found by fstat before anything is allocated or read (at most limit + 1 bytes
+/// are read). IoError naming it when it cannot be read.
 [[nodiscard]] inline std::string read_small_file(const std::filesystem::path& p,
                                                  std::uint64_t limit = static_cast<std::uint64_t>(-1)) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(p, ec);
-    if (!ec && size > limit)
-        throw FormatError("'" + p.string() + "' has " + std::to_string(size) + " bytes, more than the " + std::to_string(limit) +
-                          " expected");
-    return read_file(p);
+    return read_regular_file(p, limit);
+}
+
+/// Opens the regular file `p` for reading (detail::open_regular_file: a FIFO or a device
+/// in its place is a FormatError naming it, never a blocking open or an endless read).
+[[nodiscard]] inline UniqueFd open_regular_for_reading(const std::filesystem::path& p) {
+    struct stat st {};
+    return UniqueFd(open_regular_file(p, static_cast<std::uint64_t>(-1), st));
 }
 
 /// fsync of a file or a folder (a folder: so that the names created or renamed in it

@@ -34,16 +34,10 @@ class FileBytes {
 public:
     FileBytes(const std::filesystem::path& path, bool mmap) {
         if (mmap) {
-            std::error_code ec;
-            if (std::filesystem::is_directory(path, ec))
-                throw IoError("cannot read '" + path.string() + "': '" + path.string() + "' is a directory");
-            const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd < 0) throw IoError("cannot open '" + path.string() + "' for reading");
+            // fstat before mapping: a FIFO, a device (/dev/zero) or a folder in the file's
+            // place is a FormatError naming it (detail::open_regular_file), never a hang.
             struct stat st {};
-            if (::fstat(fd, &st) != 0) {
-                ::close(fd);
-                throw IoError("cannot stat '" + path.string() + "'");
-            }
+            const int fd = open_regular_file(path, static_cast<std::uint64_t>(-1), st);
             size_ = static_cast<std::size_t>(st.st_size);
             if (size_ > 0) {
                 void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -56,7 +50,7 @@ public:
             }
             ::close(fd);
         } else {
-            buf_ = read_file(path);
+            buf_ = read_regular_file(path);
             size_ = buf_.size();
             data_ = buf_.data();
         }

@@ -71,8 +71,10 @@ namespace ragpp {
 class GenerationWriter {
 public:
     /// Creates `dir` if needed, takes its writer lock and creates the new generation's
-    /// folder "gen-NNNNNN.partial" (N one more than any generation present). IoError
-    /// when `dir` cannot be created or another writer holds the lock.
+    /// folder "gen-NNNNNN.partial" (N one more than any generation present, partial ones
+    /// included), after removing the partial folders and pointer tmp files a dead writer left (it holds
+    /// the lock, so no live writer owns them). IoError when `dir` cannot be created or
+    /// another writer holds the lock.
     explicit GenerationWriter(std::filesystem::path dir) : dir_(std::move(dir)) {
         namespace fs = std::filesystem;
         namespace g = detail::generations;
@@ -93,7 +95,8 @@ public:
             if (auto n = g::parse_folder(name, true)) top = std::max(top, *n);
         }
         if (ec) throw IoError("cannot list the index folder '" + dir_.string() + "': " + ec.message());
-        generation_ = top + 1;
+        generation_ = top + 1;  // above a dead writer's number too: a number is never used twice
+        g::remove_partials(dir_);  // a dead writer's leftovers: this writer holds the lock
         legacy_ = g::legacy_version(dir_).has_value();
         partial_ = dir_ / (g::folder_name(generation_) + ".partial");
         if (::mkdir(partial_.c_str(), 0755) != 0) throw detail::io_error("create", partial_, errno);
@@ -274,6 +277,22 @@ inline std::size_t clean_generations(const std::filesystem::path& dir) {
     }
     if (!pointer) return 0;
     return g::remove_leftovers(dir, pointer->generation, std::nullopt, g::legacy_version(dir).has_value());
+}
+
+/// Removes the "gen-N.partial" folders and "CURRENT.tmp-*" files of `dir` that a writer
+/// killed mid-save left (kill -9, SIGXFSZ, a power cut), and nothing else: the current
+/// and the previous generation stay. Does nothing while a writer holds the folder's
+/// lock (its partial folder is alive). A GenerationWriter does it when it is made; call
+/// it at the start of a long run that writes a generation only at its end (`ragpp
+/// index` does), so that a run killed before it saves leaves no growing leftovers.
+/// Returns the number of entries removed; never throws for a failure to remove.
+inline std::size_t remove_partial_generations(const std::filesystem::path& dir) {
+    namespace g = detail::generations;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) return 0;
+    const g::FolderLock lock(dir, true);
+    if (!lock.owns()) return 0;
+    return g::remove_partials(dir);
 }
 
 }  // namespace ragpp

@@ -45,7 +45,7 @@ namespace ragpp {
 
 /// The content hash of the file `p`, read in blocks. IoError naming the file.
 [[nodiscard]] inline std::uint64_t hash_file(const std::filesystem::path& p) {
-    const auto fd = detail::open_fd_for_reading(p);
+    const auto fd = detail::open_regular_for_reading(p);
     return detail::hash_fd(fd.get(), p).hash;
 }
 

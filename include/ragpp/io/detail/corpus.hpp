@@ -190,7 +190,11 @@ private:
             walk(abs, rel, rules);
             return;
         }
-        if (!S_ISREG(st.st_mode) || !wanted(rel)) return;
+        if (!wanted(rel)) return;
+        if (!S_ISREG(st.st_mode)) {  // a FIFO would block a read, a device never end one
+            scan_.notes.push_back("skipped '" + rel + "': not a regular file (" + file_kind(st.st_mode) + ")");
+            return;
+        }
         if (const auto it = files_.find(key); it != files_.end()) {
             scan_.notes.push_back("skipped '" + rel + "': the same file as '" + it->second + "' (an alias)");
             return;

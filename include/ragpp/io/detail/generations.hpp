@@ -188,6 +188,30 @@ inline std::size_t remove_leftovers(const std::filesystem::path& dir, std::optio
     return removed;
 }
 
+/// Removes, best effort, the "gen-N.partial" folders and "CURRENT.tmp-*" files of `dir`:
+/// called by a writer that holds the folder's lock, so they are leftovers of a writer
+/// that died (kill -9, SIGXFSZ, a power cut) before it could remove them. Returns the
+/// number of entries removed. Never throws.
+inline std::size_t remove_partials(const std::filesystem::path& dir) noexcept {
+    namespace fs = std::filesystem;
+    std::size_t removed = 0;
+    try {
+        std::error_code ec;
+        std::vector<fs::path> doomed;
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (parse_folder(name, true) || name.starts_with(std::string(pointer_name) + ".tmp-")) doomed.push_back(it->path());
+        }
+        for (const auto& p : doomed) {
+            std::error_code rec;
+            if (fs::remove_all(p, rec) != static_cast<std::uintmax_t>(-1) && !rec) ++removed;
+        }
+    } catch (...) {
+        // best effort: a failure to clean is not an error
+    }
+    return removed;
+}
+
 /// Whether `dir` holds an index of the layout before generations.
 [[nodiscard]] inline std::optional<int> legacy_version(const std::filesystem::path& dir) {
     const auto file = dir / "manifest.json";

@@ -91,9 +91,9 @@ inline OpenedGeneration open_at(const std::filesystem::path& dir, const Pointer&
         if (verify) {
             SizedHash h;
             try {
-                const auto fd = open_fd_for_reading(file);
+                const auto fd = open_regular_for_reading(file);
                 h = hash_fd(fd.get(), file);
-            } catch (const IoError& e) {
+            } catch (const Error& e) {
                 throw FormatError(which + " cannot be read: " + e.what());
             }
             if (h.size != part.size || h.hash != part.checksum)
