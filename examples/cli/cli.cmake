@@ -383,7 +383,7 @@ ragpp_cli_expect(search.bad_filter 2 "filter 'version>>2'" search ${_idx} --filt
 ragpp_cli_expect(ask.confidence_nan 2 "--min-confidence: 'nan' is not a number" ask ${_idx} --min-confidence nan x)
 ragpp_cli_expect(ask.budget_zero 2 "--budget: 0 is out of range" ask ${_idx} --budget 0 x)
 ragpp_cli_expect(ask.floor_negative 2 "--relative-floor: -0.5 is out of range" ask ${_idx} --relative-floor -0.5 x)
-ragpp_cli_expect(eval.k_zero 2 "--k: '0' is not an integer in \\[1, 100000\\]" eval corpus questions.json --k 0)
+ragpp_cli_expect(eval.k_zero 2 "--k: 0 is out of range \\[1, 100000\\]" eval corpus questions.json --k 0)
 ragpp_cli_expect(eval.precision_zero 2 "--target-precision: 0 is out of range \\(0, 1\\]" eval corpus questions.json --target-precision 0)
 ragpp_cli_expect(embed.bad_embedder 2 "--embedder 'glove' is not hashing" embed --embedder glove x)
 ragpp_cli_expect(embed.threads_negative 2 "--threads: -1 is out of range" embed --threads -1 x)

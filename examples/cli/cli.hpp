@@ -107,6 +107,10 @@ struct Register {
 /// (hex such as "0x10", "inf", "nan", spaces, an empty text). Too large a magnitude, or
 /// too small to be represented but not 0, gives infinity (the callers' "out of range").
 std::optional<double> decimal(std::string_view text);
+/// `v` read as the value of count option --`name` (ArgParser::count: decimal digits,
+/// within the option's range); UsageError naming the option otherwise. For the items of
+/// a list of counts (eval --k 1,3,5).
+std::size_t count_value(const std::string& name, const std::string& v);
 /// The comma-separated list `text` of exactly `n` decimal numbers >= 0 (--weights,
 /// --field-weights, hybrid:W1,W2); UsageError naming `option` otherwise, an empty text or
 /// an empty item included (`what` says what the numbers are).

@@ -30,12 +30,10 @@ namespace {
 
 std::vector<std::size_t> parse_ks(const std::string& text) {
     std::vector<std::size_t> ks;
-    std::stringstream ss(text);
-    for (std::string part; std::getline(ss, part, ',');) {
-        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6 ||
-            std::stoul(part) == 0 || std::stoul(part) > 100000)
-            throw cli::UsageError("--k: '" + part + "' is not an integer in [1, 100000]");
-        ks.push_back(std::stoul(part));
+    for (std::size_t b = 0; b <= text.size();) {  // every item, an empty one ("1,,3", "1,") included
+        const std::size_t e = std::min(text.find(',', b), text.size());
+        ks.push_back(cli::count_value("k", text.substr(b, e - b)));  // --k's range, [1, 100000]
+        b = e + 1;
     }
     std::sort(ks.begin(), ks.end());
     ks.erase(std::unique(ks.begin(), ks.end()), ks.end());

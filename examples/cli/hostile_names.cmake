@@ -112,6 +112,8 @@ foreach(case "search;--field-weights;" "ask;--field-weights;" "search;--field-we
   run(2 out ${cmd} ${WORK}/idx router "${option}=${value}")  # (an empty argument would vanish)
   expect("${out}" "ragpp ${cmd}: ${option}: '' is not a number >= 0" "${cmd} ${option} '${value}'")
 endforeach()
+run(2 out eval ${C} ${WORK}/no-questions.json --k=1,5,)
+expect("${out}" "ragpp eval: --k: '' is not an integer" "eval --k 1,5,")
 # An index folder inside its corpus.
 run(2 out index ${C} --out ${C})
 expect("${out}" "--out '[^']*' is the corpus folder" "--out C")

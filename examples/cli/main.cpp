@@ -300,8 +300,9 @@ double ArgParser::number(const std::string& name) const {
     return d;
 }
 
-std::size_t ArgParser::count(const std::string& name) const {
-    const std::string v = get(name);
+std::size_t ArgParser::count(const std::string& name) const { return count_value(name, get(name)); }
+
+std::size_t count_value(const std::string& name, const std::string& v) {
     const auto& limits = option_limits();
     const auto it = limits.find(name);
     const Limit limit = it != limits.end() ? it->second : default_count_limit;
