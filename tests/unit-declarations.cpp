@@ -3,15 +3,23 @@
 // fence never closed) locks the note for everyone but the system principal, with a
 // reason naming the file and the key; TOML front matter, a BOM and blank lines before
 // the fence are read. Oracles: hand-written notes and hand-derived expectations.
+#include <chrono>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <ragpp/chunk/front_matter.hpp>
 #include <ragpp/chunk/markdown.hpp>
+#include <ragpp/io/beir.hpp>
+#include <ragpp/io/metadata_json.hpp>
 #include <ragpp/retrieve/collection.hpp>
 
+#include "support.hpp"
 #include "term_overlap_index.hpp"
 
 using ragpp::AccessPolicy;
@@ -202,4 +210,120 @@ TEST_CASE("declarations: a collection locks the field its policy reads", "[decla
     CHECK_FALSE(ragpp::misdeclared_access_key("acl", "acl"));
     CHECK_FALSE(ragpp::misdeclared_access_key("groupie"));
     CHECK(ragpp::misdeclared_access_key("meta.Visibility"));
+}
+
+TEST_CASE("declarations: a group name is a token; null, booleans, spaces at an end and controls lock the note",
+          "[declarations][hostile]") {
+    // Issue 25: `groups: true` became the group "true", which `--as true` unlocked.
+    const char* const slips[] = {
+        "---\ngroups: true\n---\n",          "---\ngroups: True\n---\n",        "---\ngroups: FALSE\n---\n",
+        "---\ngroups: ~\n---\n",             "---\ngroups: yes\n---\n",         "---\ngroups: off\n---\n",
+        "---\ngroups: [hr, null]\n---\n",    "---\ngroups: [hr, \"~\"]\n---\n", "---\ngroups:\n  - hr\n  - 'true'\n---\n",
+        "---\ngroups: \" hr\"\n---\n",       "---\ngroups: \"hr\\t\"\n---\n",   "---\ngroups: \"h\\nr\"\n---\n",
+        "---\ngroups: [\"hr,admins\"]\n---\n", "---\ngroups: hr, admins\n---\n",
+        "+++\ngroups = true\n+++\n",         "+++\ngroups = [\"hr\", \"null\"]\n+++\n",
+    };
+    for (const char* head : slips) {
+        INFO(head);
+        const auto m = meta(head);
+        CHECK(locked(m));
+        CHECK_THAT(error_of(m), Catch::StartsWith("doc.md: front matter key 'groups'"));
+        CHECK(readers(head) == nobody_but_system);
+        CHECK(readers(head, Unlabeled::deny) == nobody_but_system);
+    }
+    CHECK_THAT(error_of(meta("---\ngroups: true\n---\n")), Catch::Contains("'true', which is no group name: it is a YAML boolean word"));
+    CHECK_THAT(error_of(meta("---\ngroups: [hr, null]\n---\n")), Catch::Contains("it is YAML's null"));
+    // Names with spaces inside, digits, dots and non-ASCII letters are names.
+    for (const char* name : {"hr", "human resources", "team.42", "ressources-humaines", "人事", "nullable", "trueblue"})
+        CHECK(ragpp::group_name_problem(name).empty());
+    CHECK(ragpp::group_name_problem("") == "is empty");
+    CHECK(ragpp::group_name_problem("a,b") == "holds a ','");
+    CHECK(ragpp::group_name_problem("a\x1b[31m") == "holds a control character");
+    CHECK(ragpp::group_name_problem("a\xC2\x85") == "holds a control character");  // U+0085, NEL
+    CHECK(ragpp::group_name_problem("caf\xE9") == "is not valid UTF-8");
+    CHECK(ragpp::group_name_problem("hr ") == "has white space at its start or end");
+    CHECK(ragpp::group_name_problem("Null") == "is YAML's null");
+    CHECK(ragpp::group_name_problem("ON") == "is a YAML boolean word");
+    CHECK(readers("---\ngroups: [\"human resources\", hr]\n---\n") == hr_only);
+}
+
+namespace {
+
+/// The error check_json_access gives line `json` of docs.jsonl (line 7), or "".
+std::string jsonl_error(const std::string& json, bool metadata_read = true) {
+    try {
+        ragpp::check_json_access(nlohmann::json::parse(json), "docs.jsonl:7", "groups", metadata_read);
+    } catch (const ragpp::ParseError& e) {
+        const std::string what = e.what(), tag = "[ragpp.parse_error] ";
+        return what.starts_with(tag) ? what.substr(tag.size()) : what;
+    }
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("declarations: a JSONL document's access slips are errors naming the line and the key", "[declarations][hostile]") {
+    // Issue 25: each of these went public.
+    struct Slip {
+        const char* line;
+        const char* what;
+    };
+    const Slip slips[] = {
+        {R"({"id":"a","text":"t","metadata":null})", "docs.jsonl:7: field 'metadata' must be an object, not null"},
+        {R"({"id":"a","text":"t","metadata":["hr"]})", "field 'metadata' must be an object, not array"},
+        {R"({"id":"a","text":"t","metadata":{"groups":null}})", "metadata field 'groups' must be a group name or a list of them, not null"},
+        {R"({"id":"a","text":"t","metadata":{"groups":3}})", "not number"},
+        {R"({"id":"a","text":"t","metadata":{"groups":true}})", "not boolean"},
+        {R"({"id":"a","text":"t","metadata":{"groups":{"date":"2025-01-01"}}})", "not object"},
+        {R"({"id":"a","text":"t","metadata":{"groups":["hr",null]}})", "must be a list of strings (it holds null)"},
+        {R"({"id":"a","text":"t","metadata":{"groups":""}})", "holds '', which is no group name: it is empty"},
+        {R"({"id":"a","text":"t","metadata":{"groups":"hr, admins"}})", "holds a ','"},
+        {R"({"id":"a","text":"t","metadata":{"groups":["null"]}})", "it is YAML's null"},
+        {R"({"id":"a","text":"t","metadata":{"groups":"true"}})", "it is a YAML boolean word"},
+        {R"({"id":"a","text":"t","metadata":{"Groups":["hr"]}})", "metadata key 'Groups' looks like an access declaration"},
+        {R"({"id":"a","text":"t","metadata":{"groups":["hr"],"acl":"x"}})", "metadata key 'acl'"},
+        {R"({"id":"a","text":"t","metadata":{"access_error":"x"}})", "metadata key 'access_error'"},
+        {R"({"id":"a","text":"t","groups":["hr"]})", "field 'groups' looks like an access declaration outside 'metadata'"},
+        {R"({"id":"a","text":"t","Groups":["hr"],"metadata":{"groups":["hr"]}})", "field 'Groups'"},
+    };
+    for (const auto& s : slips) {
+        INFO(s.line);
+        CHECK_THAT(jsonl_error(s.line), Catch::StartsWith("docs.jsonl:7: ") && Catch::Contains(s.what));
+    }
+    for (const char* right : {R"({"id":"a","text":"t"})", R"({"id":"a","text":"t","metadata":{}})",
+                              R"({"id":"a","text":"t","metadata":{"groups":"hr","group_by":"x"}})",
+                              R"({"id":"a","text":"t","metadata":{"groups":[]}})",
+                              R"({"id":"a","text":"t","metadata":{"groups":["hr","human resources"]}})"}) {
+        INFO(right);
+        CHECK(jsonl_error(right).empty());
+    }
+    // A BEIR corpus.jsonl reads no metadata: a declaration anywhere is the error, a null metadata is not.
+    CHECK(jsonl_error(R"({"_id":"a","text":"t","metadata":null})", false).empty());
+    CHECK(jsonl_error(R"({"_id":"a","text":"t","metadata":{"url":"x"}})", false).empty());
+    CHECK_THAT(jsonl_error(R"({"_id":"a","text":"t","metadata":{"groups":["hr"]}})", false),
+               Catch::Contains("'metadata.groups' is an access declaration, but a BEIR corpus.jsonl carries no access"));
+    CHECK_THAT(jsonl_error(R"({"_id":"a","text":"t","groups":"hr"})", false), Catch::Contains("carries no access"));
+}
+
+TEST_CASE("declarations: a JSONL line with a key twice is an error naming the line and the key", "[declarations][hostile]") {
+    // Issue 25: a second "metadata" replaced the first (nlohmann keeps the last).
+    CHECK(ragpp::detail::json_duplicate_key(R"({"a":1,"b":2})") == std::nullopt);
+    CHECK(ragpp::detail::json_duplicate_key(R"({"a":{"x":1},"b":{"x":2},"c":[{"x":1},{"x":1}]})") == std::nullopt);
+    CHECK(ragpp::detail::json_duplicate_key(R"({"metadata":{"groups":["hr"]},"metadata":{}})") == "metadata");
+    CHECK(ragpp::detail::json_duplicate_key(R"({"m":{"groups":["hr"],"groups":[]}})") == "groups");
+    CHECK(ragpp::detail::json_duplicate_key(R"([{"a":1},{"b":{"c":[{"d":1,"d":2}]}}])") == "d");
+    ragpp_test::TempDir tmp;
+    const auto file = tmp.path / "corpus.jsonl";
+    std::ofstream(file) << R"({"_id":"a","text":"one"})" "\n"
+                        << R"({"_id":"b","text":"two","metadata":{"groups":["hr"]},"metadata":{}})" "\n";
+    CHECK_THROWS_WITH(ragpp::read_beir_corpus(file),
+                      Catch::EndsWith("corpus.jsonl:2: key 'metadata' appears twice in one object"));
+    // n log n: 50,000 keys in one line take about 50 ms; the bound is 40 times that (a
+    // quadratic check would take minutes).
+    std::string wide = "{";
+    for (int i = 0; i < 50000; ++i) wide += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(ragpp::detail::json_duplicate_key(wide + "}") == std::nullopt);
+    CHECK(ragpp::detail::json_duplicate_key(wide + ",\"k49999\":0}") == "k49999");
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 2.0);
 }

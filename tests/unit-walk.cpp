@@ -193,6 +193,29 @@ TEST_CASE("walk: hidden, ignored, binary and not-UTF-8 entries are left out with
     CHECK(ragpp::skipped_summary({}) == "");
 }
 
+TEST_CASE("walk: a name that is not UTF-8 is left out with its reason, a folder with its content", "[walk][corpus]") {
+    // Names are data (source ids, citations, JSON): a name with byte 0xFF could not be
+    // printed as JSON. A name with a newline is valid UTF-8 and kept (the tool escapes it).
+    ragpp_test::TempDir tmp;
+    const auto& r = tmp.path;
+    put(r / "ok.md", "# Ok\n\nfine\n");
+    put(r / "bad\xFFname.md", "# Bad\n\nsecret\n");
+    put(r / "caf\xE9" / "inside.md", "# In\n\nsecret\n");  // Latin-1 folder name
+    put(r / "line\nbreak.md", "# Nl\n\nkept\n");
+    put(r / "image\xFF.png", "x");  // not a wanted extension: not counted
+    put(r / ".hid\xFF.md", "x\n");  // hidden first
+    const auto scan = ragpp::scan_corpus(r);
+    CHECK(paths_of(scan) == std::vector<std::string>{"line\nbreak.md", "ok.md"});
+    CHECK(skipped_as(scan, SkipReason::not_utf8) == std::vector<std::string>{"bad\xFFname.md", "caf\xE9"});
+    CHECK(skipped_as(scan, SkipReason::hidden) == std::vector<std::string>{".hid\xFF.md"});
+    for (const auto& s : scan.skipped)
+        if (s.reason == SkipReason::not_utf8) {
+            CHECK(s.folder == (s.path == "caf\xE9"));
+            CHECK(s.detail == (s.folder ? "its name, byte 0xE9" : "its name, byte 0xFF"));
+        }
+    CHECK(ragpp::skipped_summary(scan.skipped) == "1 hidden, 2 not UTF-8");
+}
+
 TEST_CASE("walk: a link is judged by its own path, and a linked folder by its rules", "[walk][corpus]") {
     ragpp_test::TempDir tmp;
     const auto& r = tmp.path;

@@ -15,12 +15,15 @@
 
 #include <ragpp/core/error.hpp>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstddef>
 #include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -98,6 +101,32 @@ std::vector<Command>& registry();
 struct Register {
     explicit Register(Command c) { registry().push_back(std::move(c)); }
 };
+
+/// The one reader of numbers on the command line (ArgParser::number, number_list): `text`
+/// as a decimal number, [+-]digits[.digits][e[+-]digits] (".5" and "5." too), or nullopt
+/// (hex such as "0x10", "inf", "nan", spaces, an empty text). Too large a magnitude, or
+/// too small to be represented but not 0, gives infinity (the callers' "out of range").
+std::optional<double> decimal(std::string_view text);
+/// `v` read as the value of count option --`name` (ArgParser::count: decimal digits,
+/// within the option's range); UsageError naming the option otherwise. For the items of
+/// a list of counts (eval --k 1,3,5).
+std::size_t count_value(const std::string& name, const std::string& v);
+/// The comma-separated list `text` of exactly `n` decimal numbers >= 0 (--weights,
+/// --field-weights, hybrid:W1,W2); UsageError naming `option` otherwise, an empty text or
+/// an empty item included (`what` says what the numbers are).
+std::vector<double> number_list(const std::string& text, const std::string& option, std::size_t n,
+                                const std::string& what);
+
+/// `text` with what could forge or hide output escaped, for a path, an id, a title or a
+/// heading printed as text: C0 controls and DEL (\n, \r, \t, \xHH), C1 controls,
+/// U+2028/U+2029 and the bidirectional controls (\u{HHHH}), and each byte that is not
+/// part of valid UTF-8 (\xHH). A backslash is left as it is. JSON output needs none of
+/// this (use dump_json).
+std::string printable(std::string_view text);
+/// `j` as JSON text (indented by `indent` when >= 0); a stored string that is not valid
+/// UTF-8 (an index of an older ragpp) has each bad byte replaced by U+FFFD instead of
+/// failing the whole output.
+std::string dump_json(const nlohmann::json& j, int indent = -1);
 
 /// True when stderr is a terminal (progress bars only then).
 bool stderr_is_terminal();

@@ -33,7 +33,7 @@ int run_analyze(cli::ArgParser& args) {
             analyzer.analyze(text, terms);
         }
     });
-    if (args.has("json")) std::cout << nlohmann::json(terms).dump() << '\n';
+    if (args.has("json")) std::cout << cli::dump_json(nlohmann::json(terms)) << '\n';
     else
         for (const auto& t : terms) std::cout << t << '\n';
     return 0;

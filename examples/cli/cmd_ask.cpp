@@ -98,15 +98,15 @@ int run_ask(cli::ArgParser& p) {
             if (auto hint = engine.filter_hint(q.filters, q.principal); !hint.empty()) reasons.push_back(hint);
         j["reasons"] = reasons;
         if (p.has("json")) {
-            std::cout << j.dump(2) << "\n";
+            std::cout << cli::dump_json(j, 2) << "\n";
             return 0;
         }
         std::printf("No answer: the index holds no passage that answers this question well enough (confidence %s < "
                     "%s).\n",
                     fmt(a.confidence).c_str(), fmt(a.min_confidence).c_str());
-        if (!best.empty()) std::printf("Best passage found: %s\n", best.c_str());
+        if (!best.empty()) std::printf("Best passage found: %s\n", cli::printable(best).c_str());
         std::printf("Why it was not enough:\n");
-        for (const auto& r : reasons) std::printf("  - %s\n", r.c_str());
+        for (const auto& r : reasons) std::printf("  - %s\n", cli::printable(r).c_str());
         return 0;
     }
 
@@ -134,7 +134,7 @@ int run_ask(cli::ArgParser& p) {
                              {"message", f.message}});
         j["evidence"] = {{"nonce", ev.nonce}, {"sources", sources}, {"flags", flags}, {"omitted", ev.omitted},
                          {"tokens", ev.tokens}, {"prompt", ev.render()}};
-        std::cout << j.dump(2) << "\n";
+        std::cout << cli::dump_json(j, 2) << "\n";
         return 0;
     }
     std::printf("%s", ev.render().c_str());

@@ -32,7 +32,7 @@ int run_chunk(cli::ArgParser& args) {
     options.max_tokens = args.count("max-tokens");
     if (args.has("overlap")) options.overlap = args.count("overlap");
     try {
-        options.validate("ragpp chunk");
+        options.validate("--overlap");
     } catch (const ragpp::InvalidArgument& e) {
         throw cli::UsageError(e.what());
     }
@@ -51,7 +51,7 @@ int run_chunk(cli::ArgParser& args) {
                 for (const auto& [k, v] : c.metadata) m[k] = meta_json(v);
                 j["metadata"] = std::move(m);
             }
-            std::cout << j.dump() << '\n';
+            std::cout << cli::dump_json(j) << '\n';
         }
     }
     return 0;

@@ -72,7 +72,7 @@ int run_embed(cli::ArgParser& p) {
         const auto row = m.row(static_cast<Eigen::Index>(i));
         nlohmann::json line{{"text", texts[i]},
                             {"vector", std::vector<float>(row.data(), row.data() + row.size())}};
-        std::cout << line.dump() << '\n';
+        std::cout << cli::dump_json(line) << '\n';
     }
     return 0;
 }

@@ -30,12 +30,10 @@ namespace {
 
 std::vector<std::size_t> parse_ks(const std::string& text) {
     std::vector<std::size_t> ks;
-    std::stringstream ss(text);
-    for (std::string part; std::getline(ss, part, ',');) {
-        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6 ||
-            std::stoul(part) == 0 || std::stoul(part) > 100000)
-            throw cli::UsageError("--k: '" + part + "' is not an integer in [1, 100000]");
-        ks.push_back(std::stoul(part));
+    for (std::size_t b = 0; b <= text.size();) {  // every item, an empty one ("1,,3", "1,") included
+        const std::size_t e = std::min(text.find(',', b), text.size());
+        ks.push_back(cli::count_value("k", text.substr(b, e - b)));  // --k's range, [1, 100000]
+        b = e + 1;
     }
     std::sort(ks.begin(), ks.end());
     ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
@@ -83,7 +81,7 @@ void print_questions(const std::vector<ragpp::PipelineReport>& reports, std::siz
     for (const auto& r : reports) std::printf(" %-12s", r.name().c_str());
     std::printf(" question\n");
     for (std::size_t i = 0; i < qs.size(); ++i) {
-        std::printf("  %-10s", truncate(qs[i].id, 10).c_str());
+        std::printf("  %-10s", truncate(cli::printable(qs[i].id), 10).c_str());
         for (const auto& r : reports) {
             std::string s;
             if (qs[i].relevant.empty()) s = "n/a";
@@ -95,15 +93,15 @@ void print_questions(const std::vector<ragpp::PipelineReport>& reports, std::siz
                 }
             std::printf(" %-12s", s.c_str());
         }
-        std::printf(" %s\n", truncate(qs[i].text, 70).c_str());
+        std::printf(" %s\n", truncate(cli::printable(qs[i].text), 70).c_str());
         const auto& last = reports.back();
         if (!qs[i].relevant.empty() && last.miss(i, k) != ragpp::MissStage::none) {
             std::printf("  %-10s expected:", "");
             for (const auto& [label, g] : qs[i].relevant)
-                if (g > 0) std::printf(" %s", label.c_str());
+                if (g > 0) std::printf(" %s", cli::printable(label).c_str());
             std::printf("\n  %-10s %s found:", "", last.name().c_str());
             const auto& keys = last.outcomes()[i].keys;
-            for (std::size_t x = 0; x < std::min<std::size_t>(3, keys.size()); ++x) std::printf(" %s", keys[x].c_str());
+            for (std::size_t x = 0; x < std::min<std::size_t>(3, keys.size()); ++x) std::printf(" %s", cli::printable(keys[x]).c_str());
             std::printf("\n");
         }
     }
@@ -228,7 +226,7 @@ int run_eval(cli::ArgParser& p) {
             std::fprintf(stderr, "warning: %zu relevance label(s) are in documents this reader may not read "
                                  "(--as/--as-all): they can only be missed:", hidden.size());
             for (std::size_t i = 0; i < std::min<std::size_t>(5, hidden.size()); ++i)
-                std::fprintf(stderr, " %s", hidden[i].c_str());
+                std::fprintf(stderr, " %s", cli::printable(hidden[i]).c_str());
             std::fprintf(stderr, "%s\n", hidden.size() > 5 ? " ..." : "");
         }
     }
@@ -238,7 +236,7 @@ int run_eval(cli::ArgParser& p) {
     if (!unmatched.empty()) {
         std::fprintf(stderr, "warning: %zu relevance label(s) match no chunk of the corpus (they can only be missed):",
                      unmatched.size());
-        for (std::size_t i = 0; i < std::min<std::size_t>(5, unmatched.size()); ++i) std::fprintf(stderr, " %s", unmatched[i].c_str());
+        for (std::size_t i = 0; i < std::min<std::size_t>(5, unmatched.size()); ++i) std::fprintf(stderr, " %s", cli::printable(unmatched[i]).c_str());
         std::fprintf(stderr, "%s\n", unmatched.size() > 5 ? " ..." : "");
     }
 
@@ -359,7 +357,7 @@ int run_eval(cli::ArgParser& p) {
     };
 
     if (p.has("json")) {
-        std::cout << json_report().dump(2) << "\n";
+        std::cout << cli::dump_json(json_report(), 2) << "\n";
     } else {
         std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
                     readable.size(), questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
@@ -421,7 +419,7 @@ int run_eval(cli::ArgParser& p) {
 
     }
 
-    if (p.has("json-out")) write_file(p.get("json-out"), json_report().dump(2) + "\n");
+    if (p.has("json-out")) write_file(p.get("json-out"), cli::dump_json(json_report(), 2) + "\n");
     if (p.has("svg")) write_file(p.get("svg"), ragpp::recall_chart_svg(rows, ks, ragpp::Measure::recall,
                                                                        "recall at k: " + p.get("QUESTIONS")));
     if (p.has("run-dir")) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <algorithm>
 #include <optional>
 #include <system_error>
 
@@ -30,6 +31,28 @@ cli::EngineConfig settings_for_update(const cli::ArgParser& p, cli::EngineConfig
     return saved;
 }
 
+/// UsageError when the index folder `out` is the corpus folder or inside it: the walk
+/// would read the index's own files (refused rather than excluded, so that a corpus
+/// means the same with and without its index).
+void refuse_out_inside_corpus(const std::filesystem::path& corpus, const std::filesystem::path& out) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(corpus, ec)) return;  // a .jsonl file: nothing is walked
+    const auto resolved = [&](const fs::path& p) {
+        fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+        if (!ec && r.filename().empty()) r = r.parent_path();  // "corpus/" -> "corpus"
+        return r;
+    };
+    const fs::path root = resolved(corpus), dir = resolved(out);
+    if (ec) return;  // the build says what is wrong
+    const auto [r, d] = std::mismatch(root.begin(), root.end(), dir.begin(), dir.end());
+    if (r != root.end()) return;  // not inside
+    throw cli::UsageError("--out '" + cli::printable(out.string()) + "' is " +
+                          (d == dir.end() ? std::string("the corpus folder") : "inside the corpus folder '" +
+                                                                                   cli::printable(corpus.string()) + "'") +
+                          ": the index would be part of the corpus it indexes; write it elsewhere");
+}
+
 int run_index(cli::ArgParser& p) {
     const auto start = std::chrono::steady_clock::now();
     const bool progress = !p.has("quiet") && cli::stderr_is_terminal();
@@ -38,6 +61,7 @@ int run_index(cli::ArgParser& p) {
     config.threads = p.count("threads");
     const auto corpus_options = cli::corpus_options(p);
     const std::string out = p.get("out");
+    refuse_out_inside_corpus(p.get("CORPUS"), out);
     ragpp::remove_partial_generations(out);  // what a killed run left (docs/persistence.md)
     // An existing index is brought up to date (only what changed is re-read), unless
     // --rebuild or other index settings ask for a new one.
@@ -51,10 +75,12 @@ int run_index(cli::ArgParser& p) {
             // An index of an older ragpp, or a damaged one: `index` is the command that
             // writes indexes, so it builds a new generation beside it (the old files stay
             // until the switch), saying why.
-            std::fprintf(stderr, "note: the index in '%s' cannot be updated (%s): rebuilding it\n", out.c_str(), e.what());
+            std::fprintf(stderr, "note: the index in '%s' cannot be updated (%s): rebuilding it\n",
+                         cli::printable(out).c_str(), cli::printable(e.what()).c_str());
         }
         if (engine) {
             config = settings_for_update(p, engine->config(), config);
+            cli::check_chunking(config);  // --overlap given against the saved --max-tokens
             if (!ragpp::same_index_settings(engine->config(), config)) {
                 std::fprintf(stderr, "note: '%s' was built with other settings (analyzer, embedder, BM25 variant, "
                                      "chunking or --unlabelled) than the ones given: rebuilding it\n", out.c_str());

@@ -28,7 +28,7 @@ int run_rerank(cli::ArgParser& p) {
     const auto passages = cli::texts_from(p, "PASSAGE");
     const auto scores = cli::rerank_texts(c, reranker, p.get("QUERY"), passages);
     for (std::size_t i = 0; i < passages.size(); ++i)
-        std::cout << nlohmann::json{{"passage", passages[i]}, {"score", scores[i]}}.dump() << '\n';
+        std::cout << cli::dump_json(nlohmann::json{{"passage", passages[i]}, {"score", scores[i]}}) << '\n';
     return 0;
 }
 

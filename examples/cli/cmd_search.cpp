@@ -6,21 +6,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 namespace {
 
+/// The first `max_chars` bytes of `text` on one line (line ends as spaces, other
+/// controls escaped), cut at a character boundary.
 std::string first_lines(const std::string& text, std::size_t max_chars) {
-    std::string out;
-    for (char c : text) {
-        if (out.size() >= max_chars) {
-            out += "...";
-            break;
-        }
-        out += c == '\n' ? ' ' : c;
-    }
-    return out;
+    std::size_t end = std::min(max_chars, text.size());
+    while (end < text.size() && end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    std::string head = text.substr(0, end);
+    for (char& c : head)
+        if (c == '\n') c = ' ';
+    return cli::printable(head) + (end < text.size() ? "..." : "");
 }
 
 int run_search(cli::ArgParser& p) {
@@ -46,7 +46,7 @@ int run_search(cli::ArgParser& p) {
     const auto& results = found.results;
     // A filter that matches nothing the reader may read: say why (a misspelt field).
     const std::string hint = results.empty() ? engine.filter_hint(filters, q.principal) : std::string();
-    if (!hint.empty()) std::fprintf(stderr, "note: %s\n", hint.c_str());
+    if (!hint.empty()) std::fprintf(stderr, "note: %s\n", cli::printable(hint).c_str());
     const char* names[] = {"bm25", "vector"};
     const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());
     if (p.has("json")) {
@@ -68,18 +68,18 @@ int run_search(cli::ArgParser& p) {
         if (!note.empty()) out["vector_list_note"] = note;
         if (!hint.empty()) out["filter_note"] = hint;
         out["results"] = std::move(j);
-        std::cout << out.dump(2) << "\n";
+        std::cout << cli::dump_json(out, 2) << "\n";
         return 0;
     }
     if (!note.empty()) std::printf("note: %s\n", note.c_str());
-    if (results.empty()) std::printf("no result for \"%s\"\n", p.get("QUERY").c_str());
+    if (results.empty()) std::printf("no result for \"%s\"\n", cli::printable(p.get("QUERY")).c_str());
     for (std::size_t i = 0; i < results.size(); ++i) {
         const auto& r = results[i];
         if (r.rerank)
-            std::printf("%2zu. %s\n    %s %.4f (fused #%zu %.4f)", i + 1, cli::citation(*r.document).c_str(),
+            std::printf("%2zu. %s\n    %s %.4f (fused #%zu %.4f)", i + 1, cli::printable(cli::citation(*r.document)).c_str(),
                         reranker.c_str(), r.rerank->reranker_score, r.rerank->fused_rank, r.rerank->fused_score);
         else
-            std::printf("%2zu. %s%s\n    fused %.4f", i + 1, cli::citation(*r.document).c_str(),
+            std::printf("%2zu. %s%s\n    fused %.4f", i + 1, cli::printable(cli::citation(*r.document)).c_str(),
                         r.stale ? "  (stale: the source changed)" : "", r.score);
         for (std::size_t x = 0; x < r.trace.size(); ++x) {
             if (r.trace[x].rank) std::printf("   %s #%zu (%.3f)", names[x], *r.trace[x].rank, *r.trace[x].score);

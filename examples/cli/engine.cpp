@@ -5,6 +5,8 @@
 
 #include <ragpp/engine/engine.hpp>
 
+#include <ragpp/chunk/chunk_types.hpp>
+#include <ragpp/chunk/front_matter.hpp>
 #include <ragpp/text/analyzer.hpp>
 
 #include <algorithm>
@@ -86,17 +88,7 @@ void declare_search_options(ArgParser& p) {
 }
 
 std::vector<double> parse_weights(const std::string& text, const std::string& what) {
-    std::vector<double> weights;
-    std::stringstream ss(text);
-    for (std::string w; std::getline(ss, w, ',');) {
-        char* end = nullptr;
-        const double v = std::strtod(w.c_str(), &end);
-        if (w.empty() || end != w.c_str() + w.size() || !(v >= 0) || !std::isfinite(v))
-            throw UsageError(what + ": '" + w + "' is not a number >= 0");
-        weights.push_back(v);
-    }
-    if (weights.size() != 2) throw UsageError(what + " needs two numbers, BM25's and the vector index's");
-    return weights;
+    return number_list(text, what, 2, "BM25's weight and the vector index's");
 }
 
 void apply_search_options(const ArgParser& p, EngineConfig& c) {
@@ -106,19 +98,17 @@ void apply_search_options(const ArgParser& p, EngineConfig& c) {
     c.candidates = p.count("candidates");
     c.weights = parse_weights(p.get("weights"), "--weights");
     c.per_source = p.count("per-source");
-    if (p.has("field-weights") && !p.get("field-weights").empty()) {
-        std::vector<double> w;
-        std::stringstream ss(p.get("field-weights"));
-        for (std::string x; std::getline(ss, x, ',');) {
-            char* end = nullptr;
-            const double v = std::strtod(x.c_str(), &end);
-            if (x.empty() || end != x.c_str() + x.size() || !(v >= 0) || !std::isfinite(v))
-                throw UsageError("--field-weights: '" + x + "' is not a number >= 0");
-            w.push_back(v);
-        }
-        if (w.size() != 3) throw UsageError("--field-weights needs three numbers: title, headings, path");
+    if (p.given("field-weights")) {  // given empty is a mistake, not "the index's"
+        const auto w = number_list(p.get("field-weights"), "--field-weights", 3, "title, headings, path");
         c.field_weights = ragpp::FieldWeights{w[0], w[1], w[2]};
     }
+}
+
+void check_chunking(const EngineConfig& c) {
+    ragpp::ChunkOptions o;
+    o.max_tokens = c.max_tokens;
+    o.overlap = c.overlap;
+    usage_of([&] { o.validate("--overlap"); });
 }
 
 EngineConfig engine_config(const ArgParser& p) {
@@ -132,6 +122,7 @@ EngineConfig engine_config(const ArgParser& p) {
     if (p.has("max-tokens")) {
         c.max_tokens = p.count("max-tokens");
         if (p.has("overlap")) c.overlap = p.count("overlap");
+        check_chunking(c);
     }
     const std::string unlabelled = p.get("unlabelled");
     if (unlabelled != "public" && unlabelled != "private")
@@ -263,6 +254,8 @@ ragpp::Principal principal(const ArgParser& p) {
             const auto b = g.find_first_not_of(" \t"), e = g.find_last_not_of(" \t");
             g = b == std::string::npos ? std::string() : g.substr(b, e - b + 1);
             if (g.empty()) throw UsageError("--as '" + p.get("as") + "': an empty group name");
+            if (const std::string why = ragpp::group_name_problem(g); !why.empty())
+                throw UsageError("--as '" + printable(p.get("as")) + "': '" + printable(g) + "' is no group name: it " + why);
             groups.push_back(g);
         }
         if (groups.empty()) throw UsageError("--as needs at least one group");
@@ -300,7 +293,7 @@ CorpusSettings corpus_options(const ArgParser& p) {
 }
 
 void print_notes(const std::vector<std::string>& notes) {
-    for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", n.c_str());
+    for (const auto& n : notes) std::fprintf(stderr, "note: %s\n", printable(n).c_str());
 }
 
 namespace {
@@ -311,7 +304,7 @@ namespace {
 void report_corpus(const ragpp::Engine& engine, bool verbose) {
     print_notes(engine.notes());
     for (const auto& s : engine.skipped()) {
-        const std::string name = s.path + (s.folder ? "/" : "");
+        const std::string name = printable(s.path + (s.folder ? "/" : ""));
         if (s.reason == ragpp::SkipReason::binary)
             std::fprintf(stderr, "note: skipped '%s': binary (a NUL byte in its first 8 KiB)\n", name.c_str());
         else if (s.reason == ragpp::SkipReason::not_utf8)
@@ -322,7 +315,8 @@ void report_corpus(const ragpp::Engine& engine, bool verbose) {
     if (const std::string summary = ragpp::skipped_summary(engine.skipped()); !summary.empty())
         std::fprintf(stderr, "note: skipped: %s%s\n", summary.c_str(), verbose ? "" : " (--verbose lists them)");
     for (const auto& [source, reason] : engine.locked_sources())
-        std::fprintf(stderr, "warning: '%s' is readable by nobody but --as-all: %s\n", source.c_str(), reason.c_str());
+        std::fprintf(stderr, "warning: '%s' is readable by nobody but --as-all: %s\n", printable(source).c_str(),
+                     printable(reason).c_str());
 }
 
 }  // namespace
@@ -330,7 +324,7 @@ void report_corpus(const ragpp::Engine& engine, bool verbose) {
 void warn_stale(const std::vector<std::string>& stale_sources) {
     for (const auto& s : stale_sources)
         std::fprintf(stderr, "warning: '%s' changed after it was indexed: its passages may be outdated (run ragpp index "
-                             "again)\n", s.c_str());
+                             "again)\n", printable(s).c_str());
 }
 
 // --- the engine, with progress bars ------------------------------------------------------

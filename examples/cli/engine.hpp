@@ -34,6 +34,9 @@ void declare_engine_options(ArgParser& p, bool with_chunking = true);
 void declare_embedder_options(ArgParser& p);
 void apply_embedder_options(const ArgParser& p, EngineConfig& c);
 EngineConfig engine_config(const ArgParser& p);
+/// UsageError unless c's --overlap is smaller than its --max-tokens (every command that
+/// chunks says so alike, exit 2).
+void check_chunking(const EngineConfig& c);
 /// Declares and reads the search-time knobs (--rrf-k, --weights, --candidates, --k1, --b).
 void declare_search_options(ArgParser& p);
 void apply_search_options(const ArgParser& p, EngineConfig& c);

@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/text/utf8_decode.hpp>
 #include <ragpp/version.hpp>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include <exception>
 #include <filesystem>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <new>
 #include <iostream>
@@ -197,24 +199,111 @@ std::optional<std::string> ArgParser::range(const std::string& name) {
     return std::nullopt;
 }
 
+std::optional<double> decimal(std::string_view text) {
+    // [+-]? digits [. digits?] | [+-]? . digits, then [eE][+-]? digits: strtod alone also
+    // reads hex ("0x10"), "inf", "nan" and leading spaces.
+    std::size_t i = 0, digits = 0;
+    const auto is_digit = [&](std::size_t at) { return at < text.size() && text[at] >= '0' && text[at] <= '9'; };
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    for (; is_digit(i); ++i) ++digits;
+    if (i < text.size() && text[i] == '.')
+        for (++i; is_digit(i); ++i) ++digits;
+    if (digits == 0) return std::nullopt;
+    if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+        ++i;
+        if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+        if (!is_digit(i)) return std::nullopt;
+        while (is_digit(i)) ++i;
+    }
+    if (i != text.size()) return std::nullopt;
+    const std::string copy(text);
+    errno = 0;
+    const double d = std::strtod(copy.c_str(), nullptr);
+    if (errno == ERANGE && std::isfinite(d) && d != 0) return d;  // a subnormal: representable
+    return errno == ERANGE ? std::numeric_limits<double>::infinity() : d;
+}
+
+std::string printable(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    const auto escape = [&](const char* prefix, unsigned v, int digits, const char* suffix) {
+        static constexpr char h[] = "0123456789abcdef";
+        out += prefix;
+        for (int d = digits - 1; d >= 0; --d) out += h[(v >> (4 * d)) & 0xFu];
+        out += suffix;
+    };
+    for (std::size_t i = 0; i < text.size();) {
+        const auto b = static_cast<unsigned char>(text[i]);
+        if (b >= 0x20 && b < 0x7f) {
+            out += static_cast<char>(b);
+            ++i;
+            continue;
+        }
+        if (b < 0x80) {  // C0 and DEL
+            if (b == '\n') out += "\\n";
+            else if (b == '\r') out += "\\r";
+            else if (b == '\t') out += "\\t";
+            else escape("\\x", b, 2, "");
+            ++i;
+            continue;
+        }
+        const auto c = ragpp::text::decode_utf8(text, i);
+        if (!c.valid) {
+            for (std::uint32_t k = 0; k < c.length; ++k) escape("\\x", static_cast<unsigned char>(text[i + k]), 2, "");
+        } else if ((c.code_point >= 0x80 && c.code_point < 0xA0) || c.code_point == 0x2028 || c.code_point == 0x2029 ||
+                   (c.code_point >= 0x202A && c.code_point <= 0x202E) || (c.code_point >= 0x2066 && c.code_point <= 0x2069) ||
+                   c.code_point == 0x200E || c.code_point == 0x200F || c.code_point == 0x061C) {
+            escape("\\u{", static_cast<unsigned>(c.code_point), 4, "}");
+        } else {
+            out.append(text.substr(i, c.length));
+        }
+        i += c.length;
+    }
+    return out;
+}
+
+std::string dump_json(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<double> number_list(const std::string& text, const std::string& option, std::size_t n,
+                                const std::string& what) {
+    std::vector<double> out;
+    std::size_t b = 0;
+    while (b <= text.size()) {
+        std::size_t e = text.find(',', b);
+        if (e == std::string::npos) e = text.size();
+        const std::string item = text.substr(b, e - b);
+        const auto v = decimal(item);
+        if (!v || !(*v >= 0) || !std::isfinite(*v))
+            throw UsageError(option + ": '" + item + "' is not a number >= 0 (in '" + text + "')");
+        out.push_back(*v);
+        b = e + 1;
+    }
+    if (out.size() != n) {
+        static const char* const words[] = {"no", "one", "two", "three"};
+        throw UsageError(option + " needs " + (n < 4 ? std::string(words[n]) : std::to_string(n)) + " numbers: " + what);
+    }
+    return out;
+}
+
 double ArgParser::number(const std::string& name) const {
     const std::string v = get(name);
-    char* end = nullptr;
-    errno = 0;
-    const double d = std::strtod(v.c_str(), &end);
-    if (v.empty() || end != v.c_str() + v.size() || std::isnan(d))
-        throw UsageError("--" + name + ": '" + v + "' is not a number");
+    const auto parsed = decimal(v);
+    if (!parsed) throw UsageError("--" + name + ": '" + v + "' is not a number");
+    const double d = *parsed;
     const auto& limits = option_limits();
     const auto it = limits.find(name);
-    if (errno == ERANGE || !std::isfinite(d) ||
+    if (!std::isfinite(d) ||
         (it != limits.end() && (d < it->second.min || d > it->second.max || (it->second.min_open && d == it->second.min))))
         throw UsageError("--" + name + ": " + v + " is out of range" +
                          (it != limits.end() ? " " + range_text(it->second) : std::string(" (not a finite number)")));
     return d;
 }
 
-std::size_t ArgParser::count(const std::string& name) const {
-    const std::string v = get(name);
+std::size_t ArgParser::count(const std::string& name) const { return count_value(name, get(name)); }
+
+std::size_t count_value(const std::string& name, const std::string& v) {
     const auto& limits = option_limits();
     const auto it = limits.find(name);
     const Limit limit = it != limits.end() ? it->second : default_count_limit;
@@ -306,7 +395,7 @@ int main(int argc, char** argv) {
     const auto& commands = cli::registry();
     auto it = std::find_if(commands.begin(), commands.end(), [&](const auto& c) { return c.name == args[0]; });
     if (it == commands.end()) {
-        std::cerr << "ragpp: unknown command '" << args[0] << "' (see ragpp --help)\n";
+        std::cerr << "ragpp: unknown command '" << cli::printable(args[0]) << "' (see ragpp --help)\n";
         return 2;
     }
     cli::ArgParser parser(it->name, it->summary);
@@ -315,15 +404,16 @@ int main(int argc, char** argv) {
         if (!parser.parse(std::vector<std::string>(args.begin() + 1, args.end()))) return 0;
         return it->run(parser);
     } catch (const cli::UsageError& e) {
-        std::cerr << "ragpp " << it->name << ": " << e.what() << " (see ragpp " << it->name << " --help)\n";
+        std::cerr << "ragpp " << it->name << ": " << cli::printable(e.what()) << " (see ragpp " << it->name << " --help)\n";
         return 2;
     } catch (const ragpp::Error& e) {
-        std::cerr << "ragpp " << it->name << ": " << e.what() << "\n";
+        // Messages name files and quote values: escaped, so a name cannot forge a line.
+        std::cerr << "ragpp " << it->name << ": " << cli::printable(e.what()) << "\n";
         return 1;
     } catch (const std::filesystem::filesystem_error& e) {
         // Not expected (the library names its files in ragpp::IoError), but never a crash.
-        std::cerr << "ragpp " << it->name << ": file system error on '" << e.path1().string() << "'"
-                  << (e.path2().empty() ? std::string() : " and '" + e.path2().string() + "'") << ": "
+        std::cerr << "ragpp " << it->name << ": file system error on '" << cli::printable(e.path1().string()) << "'"
+                  << (e.path2().empty() ? std::string() : " and '" + cli::printable(e.path2().string()) + "'") << ": "
                   << e.code().message() << "\n";
         return 1;
     } catch (const std::bad_alloc&) {
@@ -331,10 +421,10 @@ int main(int argc, char** argv) {
                   << "this machine has)\n";
         return 1;
     } catch (const nlohmann::json::exception& e) {
-        std::cerr << "ragpp " << it->name << ": JSON error: " << e.what() << "\n";
+        std::cerr << "ragpp " << it->name << ": JSON error: " << cli::printable(e.what()) << "\n";
         return 1;
     } catch (const std::exception& e) {
-        std::cerr << "ragpp " << it->name << ": error: " << e.what() << "\n";
+        std::cerr << "ragpp " << it->name << ": error: " << cli::printable(e.what()) << "\n";
         return 1;
     } catch (...) {
         std::cerr << "ragpp " << it->name << ": unknown error\n";

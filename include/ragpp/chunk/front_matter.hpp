@@ -43,7 +43,8 @@
 //     reader, readers, role, roles, visibility, permission or permissions ("Groups",
 //     "group", "access", "access.groups", "ACL"), or the reserved "access_error", or
 //   - gives the field a value that names no group: not a string or a list of strings,
-//     an empty string, a name that is empty or holds ',', null or ~
+//     null or ~, or a name that is not a group name (group_name_problem: empty, a ',',
+//     a control character, white space at an end, null/true/false/yes/no/on/off/~)
 // is locked: its access field becomes the empty list (AccessPolicy: no principal shares
 // a group with it; only Principal::system(), the tool's --as-all, reads it) and its
 // field "access_error" says why, naming the file and the key (or line). The other keys
@@ -63,6 +64,7 @@
 #include <ragpp/chunk/detail/front_matter.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/text/utf8.hpp>
 
 namespace ragpp {
 
@@ -106,6 +108,33 @@ inline constexpr std::string_view access_error_field = "access_error";
     return false;
 }
 
+/// Why `name` is not a group name, or "" when it is one. A group name is a token: not
+/// empty, valid UTF-8, no ',' (the separator of the tool's --as, and of a list written as
+/// one string), no control character (C0, DEL, C1), no white space at either end (--as
+/// trims it), and none of YAML's null and boolean words in any case (null, ~, true,
+/// false, yes, no, on, off: a writer who means "nobody" or a switch does not mean a
+/// group, and `--as null` must not unlock it). Spaces inside a name are allowed.
+[[nodiscard]] inline std::string group_name_problem(std::string_view name) {
+    if (name.empty()) return "is empty";
+    if (!text::is_valid_utf8(name)) return "is not valid UTF-8";
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const auto b = static_cast<unsigned char>(name[i]);
+        if (b == ',') return "holds a ','";
+        if (b < 0x20 || b == 0x7f || (b == 0xC2 && i + 1 < name.size() && static_cast<unsigned char>(name[i + 1]) < 0xA0))
+            return "holds a control character";
+    }
+    const auto space = [](char c) { return c == ' ' || c == '\t'; };
+    if (space(name.front()) || space(name.back())) return "has white space at its start or end";
+    std::string lower(name);
+    for (auto& c : lower)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    for (std::string_view w : {"null", "~"})
+        if (lower == w) return "is YAML's null";
+    for (std::string_view w : {"true", "false", "yes", "no", "on", "off"})
+        if (lower == w) return "is a YAML boolean word";
+    return {};
+}
+
 /// What is wrong with the access declarations of front matter `m` read from `where`
 /// (a key that looks like one but is not `field`, a value of `field` that names no
 /// group), or "" when nothing is.
@@ -121,6 +150,8 @@ inline constexpr std::string_view access_error_field = "access_error";
     auto check_name = [&](const std::string& g) -> std::string {
         if (g.empty()) return bad + "holds an empty group name";
         if (g.find(',') != std::string::npos) return bad + "holds the group name '" + g + "' with a ',' (write a list)";
+        if (const std::string why = group_name_problem(g); !why.empty())
+            return bad + "holds '" + g + "', which is no group name: it " + why;
         return {};
     };
     if (const auto* s = std::get_if<std::string>(&it->second)) {

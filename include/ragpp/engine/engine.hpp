@@ -120,6 +120,7 @@
 #include <ragpp/retrieve/diversify.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 #include <ragpp/text/analyzer.hpp>
+#include <ragpp/text/utf8.hpp>
 
 namespace ragpp {
 
@@ -1033,7 +1034,8 @@ private:
         }
 
         /// The documents of a single-file corpus (.jsonl, or BEIR's corpus.jsonl).
-        [[nodiscard]] static std::vector<Document> read_jsonl(const std::filesystem::path& file, bool beir) {
+        [[nodiscard]] static std::vector<Document> read_jsonl(const std::filesystem::path& file, bool beir,
+                                                              std::string_view access_field) {
             std::vector<Document> docs;
             auto beir_doc = [](BeirDocument d) {
                 Document doc{std::move(d.id), d.title.empty() ? std::move(d.text) : d.title + "\n" + d.text, {}};
@@ -1041,12 +1043,14 @@ private:
                 return doc;
             };
             if (beir) {
-                for (auto& d : read_beir_corpus(file)) docs.push_back(beir_doc(std::move(d)));
+                // A BEIR corpus carries no access: a declaration in it is refused, never ignored.
+                for (auto& d : read_beir_corpus(file, access_field)) docs.push_back(beir_doc(std::move(d)));
                 return docs;
             }
             std::set<std::string> seen;
             detail::for_each_jsonl(file, [&](const nlohmann::json& j, std::size_t line) {
                 const std::string where = file.string() + ":" + std::to_string(line);
+                check_json_access(j, where, access_field);  // a slip is an error, never public
                 const char* id_field = j.contains("_id") ? "_id" : "id";
                 BeirDocument d{detail::json_string_field(j, id_field, file, line, true),
                                detail::json_string_field(j, "title", file, line, false),
@@ -1093,6 +1097,11 @@ private:
                                     "' is neither a folder (of .md/.rst/.txt files, or BEIR) nor a .jsonl file");
             }
             p.root = fs::absolute(p.root, ec).lexically_normal();
+            // The info records the root as JSON text: a path that is not UTF-8 is refused
+            // before any work, naming it (a name inside the corpus is skipped by the walk).
+            if (const std::string r = p.root.string(); !text::is_valid_utf8(r))
+                throw InvalidArgument("corpus '" + corpus.string() + "': its path '" + r +
+                                      "' is not valid UTF-8, which an index cannot record: rename it");
             return p;
         }
         /// The sync plan of `corpus` against this Impl (read only). A corpus of another
@@ -1150,7 +1159,7 @@ private:
                     const std::uint64_t hash = hash_file(abs);
                     std::vector<DocId> ids;
                     try {
-                        auto documents = read_jsonl(abs, kind == "beir");
+                        auto documents = read_jsonl(abs, kind == "beir", docs->options().access.field());
                         if (progress) progress("indexing", 0, documents.size());
                         ids = docs->update_chunks(f.path, std::move(documents));
                     } catch (const std::bad_alloc&) {

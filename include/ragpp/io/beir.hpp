@@ -21,6 +21,7 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/json.hpp>
 #include <ragpp/io/detail/beir.hpp>
+#include <ragpp/io/metadata_json.hpp>
 #include <ragpp/text/utf8.hpp>
 
 namespace ragpp {
@@ -46,11 +47,16 @@ struct BeirCollection {
     BeirQrels qrels;
 };
 
-/// Reads corpus.jsonl: one object per line with "_id", optional "title", "text".
-inline std::vector<BeirDocument> read_beir_corpus(const std::filesystem::path& path) {
+/// Reads corpus.jsonl: one object per line with "_id", optional "title", "text" (its
+/// "metadata" is not read). A line with an access declaration (`access_field`, or a key
+/// that looks like one, inside "metadata" or not) is a ParseError, since it would be
+/// ignored: a BEIR corpus carries no access (check_json_access).
+inline std::vector<BeirDocument> read_beir_corpus(const std::filesystem::path& path,
+                                                  std::string_view access_field = "groups") {
     std::vector<BeirDocument> docs;
     std::set<std::string> seen;
     detail::for_each_jsonl(path, [&](const nlohmann::json& j, std::size_t line) {
+        check_json_access(j, path.string() + ":" + std::to_string(line), access_field, false);
         BeirDocument d{detail::json_string_field(j, "_id", path, line, true),
                        detail::json_string_field(j, "title", path, line, false),
                        detail::json_string_field(j, "text", path, line, true)};

@@ -31,7 +31,7 @@ enum class SkipReason {
     hidden,    // a name starting with '.' (CorpusOptions::hidden)
     ignored,   // matched by an ignore file (CorpusOptions::ignore_files)
     binary,    // a NUL byte in its first 8 KiB
-    not_utf8   // not valid UTF-8
+    not_utf8   // not valid UTF-8: its content, or its name (a folder's too)
 };
 
 [[nodiscard]] inline std::string_view skip_reason_name(SkipReason r) noexcept {
@@ -51,7 +51,7 @@ struct SkippedPath {
     std::string path;    // relative to the root, '/' (a folder's without a trailing '/')
     SkipReason reason = SkipReason::hidden;
     bool folder = false;
-    std::string detail;  // not_utf8: where ("line 3, byte 0xE9"); else empty
+    std::string detail;  // not_utf8: where ("line 3, byte 0xE9", or "its name, byte 0xFF"); else empty
 };
 
 struct SourceFile {

@@ -173,6 +173,12 @@ private:
                 if (counted) skip(rel, SkipReason::ignored, folder);
                 continue;
             }
+            // A name is data (the source id, citations, JSON output): one that is not
+            // UTF-8 is left out, a folder with everything under it, and said.
+            if (const std::size_t bad = text::find_invalid_utf8(name); bad != name.size()) {
+                if (counted) skip(rel, SkipReason::not_utf8, folder, "its name, " + utf8_place(name, bad).substr(8));
+                continue;
+            }
             if (S_ISLNK(st.st_mode)) links_.push_back({abs, rel, rules});
             else visit(abs, rel, st, rules);
         }
