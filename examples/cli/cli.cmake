@@ -600,3 +600,4 @@ add_test(NAME cli.noninterference
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDATA=${_eval_data}/noninterference
     -DWORK=${_eval_out}/noninterference -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/noninterference.cmake)
 set_tests_properties(cli.noninterference PROPERTIES PASS_REGULAR_EXPRESSION "non-interference: [0-9]+ outputs identical")
+include(${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_fold.cmake)

@@ -34,7 +34,7 @@
 // block's own structure, and the delimiters carry a nonce the document cannot know.
 //
 // Complexity: linear in the text (a binary search in a table of about 220 ranges per
-// bracket, digit or space looked at).
+// non-ASCII code point; each code point is scanned at most a bounded number of times).
 #pragma once
 
 #include <cstddef>
