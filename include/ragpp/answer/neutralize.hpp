@@ -88,7 +88,7 @@ namespace ragpp {
             while (j < cps.size() && is_space(cps[j])) j = skip(j + 1);
             std::u32string digits;
             for (int d; j < cps.size() && (d = digit_value(cps[j])) >= 0; j = skip(j + 1))
-                digits.push_back(static_cast<char32_t>(U'0' + d));
+                digits.push_back(U'0' + static_cast<char32_t>(d));
             while (j < cps.size() && is_space(cps[j])) j = skip(j + 1);
             if (!digits.empty() && j < cps.size() && bracket_class(cps[j]) == Bracket::square_close) {
                 out += U'(';
