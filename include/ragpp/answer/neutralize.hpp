@@ -4,13 +4,21 @@
 // a citation taken from a document: title, headings, path) so that it cannot pose as
 // the structure an EvidenceBuilder wraps around it:
 //   - a source marker: "[3]", with any square-bracket look-alike (［ 【 〔 〖 〘 〚 ⟦ ﹝
-//     ⁅ ﹇ and their closing forms) and any decimal digits (ASCII, fullwidth, other
-//     scripts), spaces allowed inside, becomes "(3)" (digits folded to ASCII);
+//     ⁅ ﹇ ⎡ ❲ and their closing forms) and any decimal digits (every Nd family,
+//     superscripts, subscripts, circled digits), spaces (any Zs) allowed inside,
+//     becomes "(3)" (digits folded to ASCII);
 //   - a delimiter: a run of two or more angle brackets or look-alikes (< > ＜ ＞ ‹ ›
-//     « » 〈 〉 ⟨ ⟩ 《 》 ﹤ ﹥ ≪ ≫ ⋘ ⋙ ❮ ❯) becomes the ASCII brackets separated by
-//     spaces ("<<<END" -> "< < <END"), so no "<<<" survives; chat-template tokens
-//     "<|" and "|>" become "< |" and "| >", "[INST]" and "[/INST]" become "(INST)" and
-//     "(/INST)";
+//     « » 〈 〉 ⟨ ⟩ 《 》 ⟪ ⟫ ﹤ ﹥ ≪ ≫ ⋘ ⋙ ❬ ❭ ❮ ❯ ˂ ˃, Canadian syllabics ᐸ ᐳ ...), or
+//     one that reads as three (⋘ ⫷), becomes the ASCII brackets separated by spaces,
+//     one per bracket read ("<<<END" -> "< < <END", "⟪⟪" -> "< < < <"), so no "<<<"
+//     survives; chat-template tokens "<|" and "|>" become "< |" and "| >", "[INST]"
+//     and "[/INST]" become "(INST)" and "(/INST)";
+//     which code points are brackets, digits and spaces is a table generated from the
+//     UCD and Unicode's confusables data (answer/detail/fold_tables.hpp,
+//     scripts/gen_evidence_fold_tables.py); after a bracket, a digit, a space or "|"
+//     the checks skip every Default_Ignorable code point (U+200C, U+200D, U+2062,
+//     U+00AD, U+034F, U+FE0F, tags, U+180E ...) and combining mark (U+0338 on "<"),
+//     and a marker or delimiter loses the ones it holds; elsewhere they are kept;
 //   - an instruction line: a line that starts (after spaces and Markdown marks # * > -
 //     _) with a role name and a colon ("SYSTEM:", "Assistant:", "### Instruction:",
 //     fullwidth forms included) gets the prefix "(quoted text) ";
@@ -25,7 +33,8 @@
 // every passage line is quoted ("> "), so no passage line starts a line of the
 // block's own structure, and the delimiters carry a nonce the document cannot know.
 //
-// Complexity: linear in the text.
+// Complexity: linear in the text (a binary search in a table of about 220 ranges per
+// non-ASCII code point; each code point is scanned at most a bounded number of times).
 #pragma once
 
 #include <cstddef>
@@ -60,7 +69,14 @@ namespace ragpp {
         cps.push_back(c);
     }
 
-    // 2. Markers, delimiters and template tokens.
+    // 2. Markers, delimiters and template tokens. After a bracket, a digit or a space the
+    //    checks skip default-ignorable code points and combining marks (skip()), which a
+    //    marker or delimiter they belong to loses; elsewhere they are kept (a Persian
+    //    zero-width non-joiner, an emoji sequence).
+    const auto skip = [&cps](std::size_t j) {
+        while (j < cps.size() && skipped(cps[j])) ++j;
+        return j;
+    };
     std::u32string out;
     out.reserve(cps.size() + cps.size() / 8);
     for (std::size_t i = 0; i < cps.size();) {
@@ -68,58 +84,64 @@ namespace ragpp {
         const Bracket b = bracket_class(c);
         if (b == Bracket::square_open) {
             // [ spaces digits spaces ]  ->  (digits)
-            std::size_t j = i + 1;
-            while (j < cps.size() && is_space(cps[j])) ++j;
+            std::size_t j = skip(i + 1);
+            while (j < cps.size() && is_space(cps[j])) j = skip(j + 1);
             std::u32string digits;
-            while (j < cps.size() && digit_value(cps[j]) >= 0) digits.push_back(static_cast<char32_t>(U'0' + digit_value(cps[j++])));
-            while (j < cps.size() && is_space(cps[j])) ++j;
+            for (int d; j < cps.size() && (d = digit_value(cps[j])) >= 0; j = skip(j + 1))
+                digits.push_back(U'0' + static_cast<char32_t>(d));
+            while (j < cps.size() && is_space(cps[j])) j = skip(j + 1);
             if (!digits.empty() && j < cps.size() && bracket_class(cps[j]) == Bracket::square_close) {
                 out += U'(';
                 out += digits;
                 out += U')';
-                i = j + 1;
+                i = skip(j + 1);
                 continue;
             }
             // [INST] and [/INST]
             std::u32string word;
-            for (std::size_t k = i + 1; k < cps.size() && k < i + 7; ++k) word.push_back(fold(cps[k]));
-            if (word.rfind(U"inst", 0) == 0 && word.size() >= 5 && bracket_class(cps[i + 5]) == Bracket::square_close) {
-                out += U"(INST)";
-                i += 6;
-                continue;
-            }
-            if (word.rfind(U"/inst", 0) == 0 && word.size() >= 6 && bracket_class(cps[i + 6]) == Bracket::square_close) {
-                out += U"(/INST)";
-                i += 7;
+            std::size_t k = skip(i + 1);
+            for (; k < cps.size() && word.size() < 6 && bracket_class(cps[k]) != Bracket::square_close; k = skip(k + 1))
+                word.push_back(fold(cps[k]));
+            if ((word == U"inst" || word == U"/inst") && k < cps.size() && bracket_class(cps[k]) == Bracket::square_close) {
+                out += word == U"inst" ? U"(INST)" : U"(/INST)";
+                i = skip(k + 1);
                 continue;
             }
         }
         if (b == Bracket::angle) {
-            std::size_t j = i;
-            while (j < cps.size() && bracket_class(cps[j]) == Bracket::angle) ++j;
-            if (j - i >= 2) {
-                for (std::size_t k = i; k < j; ++k) {
-                    if (k > i) out += U' ';
-                    const char32_t a = cps[k];
-                    const bool opening = a == U'<' || a == 0xFF1C || a == 0x2039 || a == 0x00AB || a == 0x3008 ||
-                                         a == 0x27E8 || a == 0x2329 || a == 0xFE64 || a == 0x226A || a == 0x22D8 ||
-                                         a == 0x276E || a == 0x300A;
-                    out += opening ? U'<' : U'>';
+            // A run of angle brackets (marks and ignorables between them) reading as two
+            // or more code points, or as three brackets (⋘), becomes spaced ASCII.
+            std::size_t j = i, count = 0;
+            int weight = 0;
+            for (; j < cps.size() && bracket_class(cps[j]) == Bracket::angle; j = skip(j + 1)) {
+                ++count;
+                weight += angle_weight(cps[j]);
+            }
+            if (count >= 2 || weight >= 3) {
+                bool first = true;
+                for (std::size_t k = i; k < j; k = skip(k + 1)) {
+                    for (int w = angle_weight(cps[k]); w > 0; --w) {
+                        if (!first) out += U' ';
+                        out += angle_opens(cps[k]) ? U'<' : U'>';
+                        first = false;
+                    }
                 }
                 i = j;
                 continue;
             }
-            if (i + 1 < cps.size() && cps[i + 1] == U'|' && (c == U'<' || fold(c) == U'<')) {
+            if (const std::size_t k = skip(i + 1); k < cps.size() && cps[k] == U'|' && angle_opens(c)) {
                 out += U"< |";
-                i += 2;
+                i = k + 1;
                 continue;
             }
         }
-        if (c == U'|' && i + 1 < cps.size() && bracket_class(cps[i + 1]) == Bracket::angle) {
-            out += U"| ";
-            out += cps[i + 1] == U'<' ? U'<' : U'>';
-            i += 2;
-            continue;
+        if (c == U'|') {
+            if (const std::size_t k = skip(i + 1); k < cps.size() && bracket_class(cps[k]) == Bracket::angle) {
+                out += U"| ";
+                out += angle_opens(cps[k]) ? U'<' : U'>';
+                i = skip(k + 1);
+                continue;
+            }
         }
         out += c;
         ++i;

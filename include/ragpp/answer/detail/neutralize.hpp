@@ -1,9 +1,15 @@
 // ragpp detail: the not-API helpers of answer/neutralize.hpp (namespace detail::neutral), moved out of it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
+
+#include <ragpp/answer/detail/fold_tables.hpp>
+#include <ragpp/detail/grapheme.hpp>
 
 namespace ragpp {
 
@@ -11,41 +17,62 @@ namespace detail::neutral {
 
 enum class Bracket : unsigned char { none, square_open, square_close, angle };
 
-[[nodiscard]] constexpr Bracket bracket_class(char32_t c) noexcept {
-    switch (c) {
-        case U'[': case 0xFF3B: case 0x3010: case 0x3014: case 0x3016: case 0x3018: case 0x301A:
-        case 0x27E6: case 0xFE5D: case 0x2045: case 0xFE47:
-            return Bracket::square_open;
-        case U']': case 0xFF3D: case 0x3011: case 0x3015: case 0x3017: case 0x3019: case 0x301B:
-        case 0x27E7: case 0xFE5E: case 0x2046: case 0xFE48:
-            return Bracket::square_close;
-        case U'<': case U'>': case 0xFF1C: case 0xFF1E: case 0x2039: case 0x203A: case 0x00AB: case 0x00BB:
-        case 0x3008: case 0x3009: case 0x27E8: case 0x27E9: case 0x2329: case 0x232A: case 0xFE64:
-        case 0xFE65: case 0x226A: case 0x226B: case 0x22D8: case 0x22D9: case 0x276E: case 0x276F:
-        case 0x300A: case 0x300B:
-            return Bracket::angle;
-        default:
-            return Bracket::none;
+/// The fold table's entry for `c` (answer/detail/fold_tables.hpp), or {none}.
+struct Folded {
+    fold_tables::Kind kind = fold_tables::none;
+    std::uint8_t value = 0;  // a digit's value, an angle's weight
+};
+
+[[nodiscard]] inline Folded folded(char32_t c) noexcept {
+    using fold_tables::ranges;
+    if (c < 0x80) {  // ASCII without the search
+        if (c == U'[') return {fold_tables::square_open, 0};
+        if (c == U']') return {fold_tables::square_close, 0};
+        if (c == U'<') return {fold_tables::angle_open, 1};
+        if (c == U'>') return {fold_tables::angle_close, 1};
+        if (c >= U'0' && c <= U'9') return {fold_tables::digit, static_cast<std::uint8_t>(c - U'0')};
+        if (c == U' ') return {fold_tables::space, 0};
+        return {};
+    }
+    const auto* it = std::upper_bound(std::begin(ranges), std::end(ranges), c,
+                                      [](char32_t x, const fold_tables::Range& r) { return x < r.first; });
+    if (it == std::begin(ranges) || c > (--it)->last) return {};
+    if (it->kind == fold_tables::digit) return {it->kind, static_cast<std::uint8_t>(it->value + (c - it->first))};
+    return {it->kind, it->value};
+}
+
+[[nodiscard]] inline Bracket bracket_class(char32_t c) noexcept {
+    switch (folded(c).kind) {
+        case fold_tables::square_open: return Bracket::square_open;
+        case fold_tables::square_close: return Bracket::square_close;
+        case fold_tables::angle_open: case fold_tables::angle_close: return Bracket::angle;
+        default: return Bracket::none;
     }
 }
 
-/// The value of a decimal digit in the common Unicode digit blocks, or -1.
-[[nodiscard]] constexpr int digit_value(char32_t c) noexcept {
-    constexpr char32_t zeros[] = {U'0',  0xFF10, 0x0660, 0x06F0, 0x0966, 0x09E6, 0x0A66, 0x0AE6,
-                                  0x0B66, 0x0BE6, 0x0C66, 0x0CE6, 0x0D66, 0x0E50, 0x1D7CE, 0x1D7D8,
-                                  0x1D7E2, 0x1D7EC, 0x1D7F6};
-    for (char32_t z : zeros)
-        if (c >= z && c <= z + 9) return static_cast<int>(c - z);
-    // Superscript and subscript digits.
-    if (c == 0x2070) return 0;
-    if (c == 0x00B9) return 1;
-    if (c == 0x00B2) return 2;
-    if (c == 0x00B3) return 3;
-    if (c >= 0x2074 && c <= 0x2079) return static_cast<int>(c - 0x2070);
-    if (c >= 0x2080 && c <= 0x2089) return static_cast<int>(c - 0x2080);
-    // Circled and parenthesised digits read as numbers too.
-    if (c >= 0x2460 && c <= 0x2468) return static_cast<int>(c - 0x2460 + 1);
-    return -1;
+/// How many ASCII angle brackets `c` reads as (« and ≪ 2, ⋘ 3), 0 when it is none.
+[[nodiscard]] inline int angle_weight(char32_t c) noexcept {
+    const Folded f = folded(c);
+    return f.kind == fold_tables::angle_open || f.kind == fold_tables::angle_close ? f.value : 0;
+}
+
+[[nodiscard]] inline bool angle_opens(char32_t c) noexcept { return folded(c).kind == fold_tables::angle_open; }
+
+/// The value of a decimal digit (any Nd family; superscript, subscript, circled and
+/// other digits with a digit value), or -1.
+[[nodiscard]] inline int digit_value(char32_t c) noexcept {
+    const Folded f = folded(c);
+    return f.kind == fold_tables::digit ? f.value : -1;
+}
+
+/// What the marker and delimiter checks skip after a bracket, a digit or a space: a
+/// Default_Ignorable code point (U+200C, U+00AD, U+FE0F, tags ...) or a combining mark
+/// (Grapheme_Cluster_Break Extend, ZWJ, SpacingMark: U+0338 on "<").
+[[nodiscard]] inline bool skipped(char32_t c) noexcept {
+    if (c < 0xAD) return false;
+    if (folded(c).kind == fold_tables::ignorable) return true;
+    const auto g = grapheme_property(c).gcb;
+    return g == GraphemeBreak::extend || g == GraphemeBreak::zwj || g == GraphemeBreak::spacing_mark;
 }
 
 [[nodiscard]] constexpr bool removed(char32_t c) noexcept {
@@ -57,7 +84,7 @@ enum class Bracket : unsigned char { none, square_open, square_close, angle };
     return c == U'\n' || c == U'\r' || c == 0x0B || c == 0x0C || c == 0x85 || c == 0x2028 || c == 0x2029;
 }
 
-[[nodiscard]] constexpr bool is_space(char32_t c) noexcept { return c == U' ' || c == U'\t' || c == 0x3000 || c == 0xA0; }
+[[nodiscard]] inline bool is_space(char32_t c) noexcept { return c == U'\t' || folded(c).kind == fold_tables::space; }
 
 /// ASCII lower case of a code point, folding fullwidth ASCII (U+FF01..FF5E) first.
 [[nodiscard]] constexpr char32_t fold(char32_t c) noexcept {
