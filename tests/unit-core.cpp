@@ -92,8 +92,8 @@ TEST_CASE("Error::category: one enum value and id per subclass, the id opens the
         values.insert(r.value);
         ids.insert(r.id);
     }
-    CHECK(values.size() == 8);
-    CHECK(ids.size() == 8);
+    CHECK(values.size() == 9);
+    CHECK(ids.size() == 9);
     // Through the base class, id() and category() agree.
     try {
         throw NotFoundError("no document with DocId 7");
