@@ -156,29 +156,18 @@ private:
     UniqueFd fd_;  // closing it releases the lock
 };
 
-/// Removes, best effort, every entry of `dir` that ragpp's generations own and that is
-/// neither generation `keep1` nor `keep2`: other "gen-N" folders, "gen-N.partial"
-/// folders, "CURRENT.tmp-*" files and, when `legacy` (its manifest.json is there), the
-/// files of the old layout.
-/// Returns the number of entries removed. Never throws.
-inline std::size_t remove_leftovers(const std::filesystem::path& dir, std::optional<std::uint64_t> keep1,
-                                    std::optional<std::uint64_t> keep2, bool legacy) noexcept {
+/// Removes, best effort, the entries of `dir` whose name `doomed` accepts. Returns the
+/// number removed. Never throws.
+template <class Pred>
+inline std::size_t remove_entries_if(const std::filesystem::path& dir, Pred doomed) noexcept {
     namespace fs = std::filesystem;
     std::size_t removed = 0;
     try {
         std::error_code ec;
-        std::vector<fs::path> doomed;
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-            const std::string name = it->path().filename().string();
-            bool remove = parse_folder(name, true).has_value() ||
-                          name.starts_with(std::string(pointer_name) + ".tmp-");
-            if (const auto g = parse_folder(name, false)) remove = g != keep1 && g != keep2;
-            if (legacy)
-                for (auto f : legacy_files)
-                    remove = remove || name == f || name.starts_with(std::string(f) + ".tmp");
-            if (remove) doomed.push_back(it->path());
-        }
-        for (const auto& p : doomed) {
+        std::vector<fs::path> found;
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+            if (doomed(it->path().filename().string())) found.push_back(it->path());
+        for (const auto& p : found) {
             std::error_code rec;
             if (fs::remove_all(p, rec) != static_cast<std::uintmax_t>(-1) && !rec) ++removed;
         }
@@ -188,28 +177,33 @@ inline std::size_t remove_leftovers(const std::filesystem::path& dir, std::optio
     return removed;
 }
 
+/// Whether `name` is a "gen-N.partial" folder or a "CURRENT.tmp-*" file.
+[[nodiscard]] inline bool partial_entry(const std::string& name) {
+    return parse_folder(name, true).has_value() || name.starts_with(std::string(pointer_name) + ".tmp-");
+}
+
+/// Removes, best effort, every entry of `dir` that ragpp's generations own and that is
+/// neither generation `keep1` nor `keep2`: other "gen-N" folders, "gen-N.partial"
+/// folders, "CURRENT.tmp-*" files and, when `legacy` (its manifest.json is there), the
+/// files of the old layout.
+/// Returns the number of entries removed. Never throws.
+inline std::size_t remove_leftovers(const std::filesystem::path& dir, std::optional<std::uint64_t> keep1,
+                                    std::optional<std::uint64_t> keep2, bool legacy) noexcept {
+    return remove_entries_if(dir, [&](const std::string& name) {
+        bool remove = partial_entry(name);
+        if (const auto g = parse_folder(name, false)) remove = g != keep1 && g != keep2;
+        if (legacy)
+            for (auto f : legacy_files) remove = remove || name == f || name.starts_with(std::string(f) + ".tmp");
+        return remove;
+    });
+}
+
 /// Removes, best effort, the "gen-N.partial" folders and "CURRENT.tmp-*" files of `dir`:
 /// called by a writer that holds the folder's lock, so they are leftovers of a writer
 /// that died (kill -9, SIGXFSZ, a power cut) before it could remove them. Returns the
 /// number of entries removed. Never throws.
 inline std::size_t remove_partials(const std::filesystem::path& dir) noexcept {
-    namespace fs = std::filesystem;
-    std::size_t removed = 0;
-    try {
-        std::error_code ec;
-        std::vector<fs::path> doomed;
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-            const std::string name = it->path().filename().string();
-            if (parse_folder(name, true) || name.starts_with(std::string(pointer_name) + ".tmp-")) doomed.push_back(it->path());
-        }
-        for (const auto& p : doomed) {
-            std::error_code rec;
-            if (fs::remove_all(p, rec) != static_cast<std::uintmax_t>(-1) && !rec) ++removed;
-        }
-    } catch (...) {
-        // best effort: a failure to clean is not an error
-    }
-    return removed;
+    return remove_entries_if(dir, partial_entry);
 }
 
 /// Whether `dir` holds an index of the layout before generations.
