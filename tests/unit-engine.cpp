@@ -727,7 +727,7 @@ TEST_CASE("a failed sync of a .jsonl corpus leaves the engine as it was", "[engi
 }
 
 // Run by ctest as cli.scenario.library_opens, after the tool has built an index folder
-// (examples/cli/cli.cmake sets RAGPP_TOOL_INDEX): the library alone opens and searches it.
+// (tools/ragpp/tests/cli.cmake sets RAGPP_TOOL_INDEX): the library alone opens and searches it.
 TEST_CASE("the library opens an index folder the tool built", "[.][consumer]") {
     const char* dir = std::getenv("RAGPP_TOOL_INDEX");
     REQUIRE(dir != nullptr);

@@ -30,7 +30,7 @@ inline constexpr std::string_view manifest_name = "generation.json";
 inline constexpr std::string_view lock_name = "LOCK";
 inline constexpr std::string_view manifest_format = "ragpp-generation";
 inline constexpr int manifest_version = 1;
-// The files of the layout before generations (examples/cli/engine.cpp, version 1).
+// The files of the layout before generations (tools/ragpp/engine.cpp, version 1).
 inline constexpr std::string_view legacy_files[] = {"manifest.json", "documents.jsonl", "bm25.idx", "vector.idx"};
 
 /// Testing only: when set, commit() calls it with the name of each step it has just

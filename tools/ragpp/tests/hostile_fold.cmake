@@ -47,6 +47,6 @@ if(CMAKE_SCRIPT_MODE_FILE)
 else()
   add_test(NAME cli.hostile.fold
     COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DWORK=${CMAKE_CURRENT_BINARY_DIR}/cli-eval/hostile-fold
-      -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_fold.cmake)
+      -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_fold.cmake)
   set_tests_properties(cli.hostile.fold PROPERTIES PASS_REGULAR_EXPRESSION "hostile fold: ask folds every look-alike payload")
 endif()

@@ -1,7 +1,7 @@
 // The ragpp tool's plumbing: a registry of subcommands and a small declarative
 // argument parser that also writes each subcommand's --help.
 //
-// A subcommand lives in examples/cli/cmd_<name>.cpp and registers itself:
+// A subcommand lives in tools/ragpp/cmd_<name>.cpp and registers itself:
 //
 //   static int run_analyze(cli::ArgParser& args) { ... return 0; }
 //   static const cli::Register reg{{"analyze", "print the terms of a text",

@@ -21,8 +21,8 @@ add_test(NAME cli.analyze.missing_text COMMAND ragpp_cli analyze)
 set_tests_properties(cli.analyze.missing_text PROPERTIES WILL_FAIL ON)
 
 # --- ragpp chunk -------------------------------------------------------------------
-set(_chunk_data ${CMAKE_CURRENT_SOURCE_DIR}/cli/testdata)
-set(_chunk_run ${CMAKE_CURRENT_SOURCE_DIR}/cli/run_and_compare.cmake)
+set(_chunk_data ${CMAKE_CURRENT_SOURCE_DIR}/tests/testdata)
+set(_chunk_run ${CMAKE_CURRENT_SOURCE_DIR}/tests/run_and_compare.cmake)
 # Markdown and reStructuredText traps (front matter, # in fences, setext, tables split
 # with their header repeated, CRLF, overline titles): the JSON lines checked in.
 add_test(NAME cli.chunk.traps
@@ -59,7 +59,7 @@ add_test(NAME cli.chunk.zero_tokens
 # --- end ragpp chunk ---------------------------------------------------------------
 
 # --- ragpp index / search / eval (the evaluation issue) -------------------------------
-set(_eval_data ${CMAKE_CURRENT_SOURCE_DIR}/cli/testdata)
+set(_eval_data ${CMAKE_CURRENT_SOURCE_DIR}/tests/testdata)
 set(_eval_out ${CMAKE_CURRENT_BINARY_DIR}/cli-eval)
 add_test(NAME cli.index.small
   COMMAND ragpp_cli index ${_eval_data}/corpus --out ${_eval_out}/index --quiet)
@@ -237,13 +237,13 @@ set_tests_properties(cli.ask.forgery PROPERTIES FIXTURES_REQUIRED cli_forgery_in
 add_test(NAME cli.ask.eval_confidence_equal
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DCORPUS=${_eval_data}/corpus
     -DQUESTIONS=${_eval_data}/ask-eval.json -DWORK=${_eval_out}/ask-eval-default "-DOPTIONS=--passages|5"
-    -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/ask_eval_equal.cmake)
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/ask_eval_equal.cmake)
 set_tests_properties(cli.ask.eval_confidence_equal PROPERTIES PASS_REGULAR_EXPRESSION "eval and ask agree on 9 questions")
 add_test(NAME cli.ask.eval_confidence_equal_reranked
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DCORPUS=${_eval_data}/corpus
     -DQUESTIONS=${_eval_data}/ask-eval.json -DWORK=${_eval_out}/ask-eval-reranked
     "-DOPTIONS=--mode|hybrid|--rerank|proximity|--passages|3"
-    -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/ask_eval_equal.cmake)
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/ask_eval_equal.cmake)
 set_tests_properties(cli.ask.eval_confidence_equal_reranked PROPERTIES PASS_REGULAR_EXPRESSION
   "eval and ask agree on 9 questions")
 # The reference story with the real binary (testdata/seed, French notes): the contract
@@ -473,7 +473,7 @@ set_tests_properties(cli.eval.small PROPERTIES FAIL_REGULAR_EXPRESSION "answer c
 # then deletes warranty.md, changes "5 seconds" to "8 seconds" in router.md, adds new.md.
 set(_sc ${CMAKE_CURRENT_BINARY_DIR}/cli-scenario)
 add_test(NAME cli.scenario.setup
-  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDIR=${_sc} -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/scenario.cmake)
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDIR=${_sc} -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/scenario.cmake)
 set_tests_properties(cli.scenario.setup PROPERTIES FIXTURES_SETUP cli_scenario)
 # A deleted source is never served, by search or ask.
 add_test(NAME cli.scenario.search_deleted COMMAND ragpp_cli search ${_sc}/idx --as-all "printer warranty two years")
@@ -552,7 +552,7 @@ endif()
 # ask (see its header): exit codes, warnings, and who finds what.
 add_test(NAME cli.walk.scenario
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDATA=${_eval_data} -DDIR=${CMAKE_CURRENT_BINARY_DIR}/cli-walk
-          -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/walk_scenario.cmake)
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/walk_scenario.cmake)
 set_tests_properties(cli.walk.scenario PROPERTIES PASS_REGULAR_EXPRESSION "walk scenario: all steps passed")
 ragpp_cli_expect(index.bad_unlabelled 2 "--unlabelled must be public or private, not 'maybe'"
   index corpus --out ${_eval_out}/never --unlabelled maybe)
@@ -562,7 +562,7 @@ ragpp_cli_expect(eval.bad_unlabelled 2 "--unlabelled must be public or private, 
 # kill -9 during ragpp index over an existing index of 3000 notes, 30 times at random
 # instants: the folder always opens and answers as the old or the new index.
 add_test(NAME cli.index.kill9
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/kill_index.sh $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-kill9 3000 30)
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/kill_index.sh $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-kill9 3000 30)
 set_tests_properties(cli.index.kill9 PROPERTIES TIMEOUT 900
   PASS_REGULAR_EXPRESSION "30 kills: [0-9]+ left the old index, [0-9]+ the new one; every folder opened and answered")
 # ragpp check, and an index folder opened mapped with sizes and structure checked
@@ -570,7 +570,7 @@ set_tests_properties(cli.index.kill9 PROPERTIES TIMEOUT 900
 # documents.bin, and rebuilds (see its header).
 add_test(NAME cli.scenario.check
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDIR=${CMAKE_CURRENT_BINARY_DIR}/cli-check -P
-          ${CMAKE_CURRENT_SOURCE_DIR}/cli/check_scenario.cmake)
+          ${CMAKE_CURRENT_SOURCE_DIR}/tests/check_scenario.cmake)
 set_tests_properties(cli.scenario.check PROPERTIES PASS_REGULAR_EXPRESSION "check scenario: all steps passed")
 
 # --- loud when the world moved ------------------------------------------------------
@@ -579,7 +579,7 @@ set_tests_properties(cli.scenario.check PROPERTIES PASS_REGULAR_EXPRESSION "chec
 # inside a section, a TSV with spaces for tabs.
 add_test(NAME cli.loud.moved_corpus
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDATA=${_eval_data}/corpus
-    -DWORK=${_eval_out}/moved-corpus -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/moved_corpus.cmake)
+    -DWORK=${_eval_out}/moved-corpus -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/moved_corpus.cmake)
 set_tests_properties(cli.loud.moved_corpus PROPERTIES PASS_REGULAR_EXPRESSION "moved corpus: search, ask and check say so")
 ragpp_cli_expect(loud.filter_unknown_field 0
   "note: no chunk the reader may read matches the filter 'typ=contract': no chunk has the field 'typ'; the fields chunks have: [^\n]*source"
@@ -598,7 +598,7 @@ ragpp_cli_expect(loud.tsv_without_tabs 1 "spaces.tsv:1: no tab in the file" eval
 # ask and eval for a reader is byte-identical with and without notes it may not read.
 add_test(NAME cli.noninterference
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDATA=${_eval_data}/noninterference
-    -DWORK=${_eval_out}/noninterference -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/noninterference.cmake)
+    -DWORK=${_eval_out}/noninterference -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/noninterference.cmake)
 set_tests_properties(cli.noninterference PROPERTIES PASS_REGULAR_EXPRESSION "non-interference: [0-9]+ outputs identical")
 
 # Out of memory while indexing (hostile_memory.cmake): the file named, the undo linear, the
@@ -607,11 +607,11 @@ set_tests_properties(cli.noninterference PROPERTIES PASS_REGULAR_EXPRESSION "non
 if(NOT RAGPP_SANITIZE)
   add_test(NAME cli.hostile.out_of_memory
     COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DWORK=${_eval_out}/out-of-memory
-      -DSECTIONS=120000 -DLIMIT_KB=400000 -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_memory.cmake)
+      -DSECTIONS=120000 -DLIMIT_KB=400000 -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_memory.cmake)
   set_tests_properties(cli.hostile.out_of_memory PROPERTIES TIMEOUT 120
     PASS_REGULAR_EXPRESSION "out of memory: the file named, the previous generation kept")
 endif()
-include(${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_linear.cmake)
-include(${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_files.cmake)
-include(${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_names.cmake)
-include(${CMAKE_CURRENT_SOURCE_DIR}/cli/hostile_fold.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_linear.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_files.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_names.cmake)
+include(${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_fold.cmake)
