@@ -1,0 +1,338 @@
+// ragpp detail: the Engine's configuration, opening, checking, saving and syncing
+// (engine/engine.hpp declares them): inline in a header-only build, compiled once in
+// src/engine_index.cpp with the compiled library (detail/compiled.hpp).
+// Not a header to include on its own (hence .ipp): engine/engine.hpp includes it after
+// the declarations, in order impl, index, query; so do src/engine_*.cpp.
+#pragma once
+
+namespace ragpp {
+
+RAGPP_FUNC AnyAnalyzer::AnyAnalyzer(std::string name) : name_(std::move(name)) {
+    fns_ = with_analyzer(name_, [](auto a) -> Fns {
+        return {[a](std::string_view text, std::vector<std::string>& out) { a.analyze(text, out); },
+                [a](const Document& doc, std::vector<std::string>& out) { ragpp::analyze_document(a, doc, out); },
+                [a](const Document& doc, std::string_view text, std::vector<std::string>& out) {
+                    ragpp::analyze_field(a, doc, text, out);
+                },
+                [a](std::string_view query, std::vector<std::string>& out, const Known& known) {
+                    ragpp::analyze_query(a, query, out, known);
+                }};
+    });
+}
+
+RAGPP_FUNC AnyEmbedder make_any_embedder(const EngineConfig& c) {
+    const RolePrefixes prefixes{c.query_prefix, c.passage_prefix};
+    if (c.embedder.starts_with("hashing:")) {  // hashing with another dimension
+        const std::string dim = c.embedder.substr(8);
+        if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos || dim.size() > 6 || std::stoul(dim) == 0)
+            throw InvalidArgument("embedder hashing:DIM needs a positive dimension, got '" + dim + "'");
+        HashingOptions o;
+        o.dimension = std::stoul(dim);
+        o.prefixes = prefixes;
+        return AnyEmbedder(HashingEmbedder(o), c.embedder);
+    }
+    EmbedderSettings s;
+    if (!prefixes.query.empty() || !prefixes.passage.empty()) s.prefixes = prefixes;
+    s.threads = c.threads;
+    s.int8 = c.quantize == "int8";
+    return with_embedder(c.embedder, s, [&](auto embedder) { return AnyEmbedder(std::move(embedder), c.embedder); });
+}
+
+RAGPP_FUNC std::shared_ptr<const CrossEncoderReranker> make_cross_encoder(const EngineConfig& c,
+                                                                           std::string_view spec) {
+    check_reranker_name(spec);
+    if (!spec.starts_with("cross-encoder:")) throw InvalidArgument("'" + std::string(spec) + "' is not cross-encoder:DIR");
+    CrossEncoderOptions o;
+    o.threads = c.threads;
+    o.quantize = c.quantize == "int8" ? TransformerQuantization::int8 : TransformerQuantization::none;
+    return std::make_shared<const CrossEncoderReranker>(std::string(spec.substr(14)), o);
+}
+
+RAGPP_FUNC Engine Engine::build(const std::filesystem::path& corpus, EngineConfig config,
+                                  const CorpusOptions& corpus_options, const EngineProgress& progress) {
+    Engine e(std::move(config));
+    e.impl_->scan_options = corpus_options;
+    e.impl_->load(corpus, progress, nullptr);
+    return e;
+}
+
+RAGPP_FUNC Engine Engine::open(const std::filesystem::path& dir, std::size_t threads,
+                                 OpenOptions options) {
+    // Two commits by other processes between open_generation() and the opening of the
+    // parts remove the generation found: then open the new current one.
+    for (int attempt = 0;; ++attempt) {
+        const OpenedGeneration g = open_generation(dir, options.verify);
+        try {
+            return open_parts(dir, g, threads, options);
+        } catch (const FormatError&) {
+            std::error_code ec;
+            if (attempt >= 8 || std::filesystem::exists(g.dir, ec)) throw;
+        }
+    }
+}
+
+RAGPP_FUNC Engine Engine::check(const std::filesystem::path& dir, std::size_t threads) {
+    auto e = open(dir, threads, OpenOptions{.mmap = true, .verify = true});
+    const std::string where = "index folder '" + dir.string() + "': documents.bin: ";
+    const auto& store = e.documents().retriever().store();
+    for (DocId id = 0; id < store.capacity(); ++id) {
+        try {
+            (void)store.get(id);
+        } catch (const FormatError& x) {
+            throw FormatError(where + x.what());
+        }
+    }
+    return e;
+}
+
+RAGPP_FUNC std::uint64_t Engine::save(const std::filesystem::path& dir) const {
+    const auto& im = *impl_;
+    const auto& r = im.docs->retriever();
+    GenerationWriter w(dir);
+    r.store().save(w.path("documents.bin"));
+    write_sources(w.path("sources.bin"), im.manifest);
+    im.docs->save_parts(w.path("places.bin"), w.path("metadata.bin"));
+    r.index<0>().save(w.path("bm25.idx"));
+    r.index<1>().save(w.path("vector.idx"));
+    const nlohmann::json info{{"format", "ragpp-index"},
+                              {"version", 4},
+                              {"settings", config_to_json(im.config)},
+                              {"corpus", {{"root", im.root.string()}, {"kind", im.kind}}},
+                              {"counts",
+                               {{"chunks", r.size()}, {"sources", im.docs->source_count()}, {"next_docid", r.store().capacity()}}}};
+    return w.commit(info);
+}
+
+RAGPP_FUNC SyncCounts Engine::sync(const std::filesystem::path& corpus, const CorpusOptions& corpus_options,
+                const EngineProgress& progress) {
+    // First the diff, on this engine (read only): when no source was added, changed or
+    // removed, nothing is copied (the copy costs about 1 s a million chunks); only the
+    // records of touched files (same content, new mtime) and the scan notes change.
+    Impl::Plan plan = impl_->plan(corpus, corpus_options);
+    if (plan.nothing_to_index()) {
+        auto manifest = impl_->manifest;  // refreshed on a copy: all or nothing
+        for (const auto& f : plan.diff.touched) manifest.refresh(f);
+        impl_->manifest = std::move(manifest);
+        if (plan.kind == "folder") {
+            impl_->notes = std::move(plan.scan.notes);
+            impl_->skipped = std::move(plan.scan.skipped);
+        }
+        impl_->root = plan.root;
+        impl_->scan_options = corpus_options;
+        SyncCounts counts;
+        counts.unchanged = plan.kind == "folder" ? plan.diff.unchanged.size() : 1;
+        counts.chunks = impl_->docs->retriever().size();
+        counts.sources = impl_->docs->source_count();
+        return counts;
+    }
+    auto next = impl_->clone();
+    next->scan_options = corpus_options;
+    SyncCounts counts;
+    next->load(corpus, progress, &counts, &plan);
+    impl_ = std::move(next);
+    return counts;
+}
+
+RAGPP_FUNC nlohmann::json Engine::config_to_json(const EngineConfig& c) {
+    nlohmann::json j{{"analyzer", c.analyzer},     {"embedder", c.embedder}, {"query_prefix", c.query_prefix},
+                     {"passage_prefix", c.passage_prefix}, {"quantize", c.quantize}, {"variant", c.variant},
+                     {"delta", c.delta},           {"max_tokens", c.max_tokens},
+                     {"unlabeled", c.unlabeled == Unlabeled::allow ? "public" : "private"},
+                     {"overlap", c.overlap ? nlohmann::json(*c.overlap) : nlohmann::json(nullptr)},
+                     {"k1", c.k1},                 {"b", c.b},               {"rrf_k", c.rrf_k},
+                     {"weights", c.weights},       {"candidates", c.candidates}, {"per_source", c.per_source},
+                     {"rerank_candidates", c.rerank_candidates}, {"rerank_weight", c.rerank_weight}};
+    j["field_weights"] = c.field_weights ? nlohmann::json{c.field_weights->title, c.field_weights->headings,
+                                                          c.field_weights->path}
+                                         : nlohmann::json(nullptr);
+    return j;
+}
+
+RAGPP_FUNC EngineConfig Engine::config_from_json(const nlohmann::json& j) {
+    EngineConfig c;
+    c.analyzer = j.at("analyzer").get<std::string>();
+    c.embedder = j.at("embedder").get<std::string>();
+    c.query_prefix = j.at("query_prefix").get<std::string>();
+    c.passage_prefix = j.at("passage_prefix").get<std::string>();
+    c.quantize = j.at("quantize").get<std::string>();
+    c.variant = j.at("variant").get<std::string>();
+    c.delta = j.at("delta").get<double>();
+    c.max_tokens = j.at("max_tokens").get<std::size_t>();
+    if (!j.at("overlap").is_null()) c.overlap = j["overlap"].get<std::size_t>();
+    const std::string unlabeled = j.value("unlabeled", std::string("public"));  // absent: written before the setting
+    if (unlabeled != "public" && unlabeled != "private")
+        throw FormatError("settings: unlabeled must be public or private, not '" + unlabeled + "'");
+    c.unlabeled = unlabeled == "public" ? Unlabeled::allow : Unlabeled::deny;
+    c.k1 = j.at("k1").get<double>();
+    c.b = j.at("b").get<double>();
+    c.rrf_k = j.at("rrf_k").get<double>();
+    c.weights = j.at("weights").get<std::vector<double>>();
+    c.candidates = j.at("candidates").get<std::size_t>();
+    c.per_source = j.at("per_source").get<std::size_t>();
+    c.rerank_candidates = j.at("rerank_candidates").get<std::size_t>();
+    c.rerank_weight = j.at("rerank_weight").get<double>();
+    if (const auto& f = j.at("field_weights"); !f.is_null()) {
+        const auto w = f.get<std::vector<double>>();
+        if (w.size() != 3) throw FormatError("settings: field_weights needs 3 numbers");
+        c.field_weights = FieldWeights{w[0], w[1], w[2]};
+    }
+    return c;
+}
+
+RAGPP_FUNC Engine Engine::open_parts(const std::filesystem::path& dir, const OpenedGeneration& g, std::size_t threads,
+                                       OpenOptions options) {
+    const std::string where = "index folder '" + dir.string() + "'";
+    const auto& info = g.info;
+    const int version = info.is_object() && info.value("format", "") == "ragpp-index" ? info.value("version", 0) : 0;
+    if (version == 2 || version == 3)
+        throw FormatError(where + " was written by an older ragpp (index version " + std::to_string(version) +
+                          "; this build reads version 4, whose chunk places and metadata index are opened in place): "
+                          "rebuild it with ragpp index");
+    if (version != 4) throw FormatError(where + " is not a version 4 ragpp index (its manifest's info says otherwise)");
+    EngineConfig c;
+    std::filesystem::path root;
+    std::string kind;
+    std::size_t chunks = 0, next = 0, source_count = 0;
+    try {
+        c = config_from_json(info.at("settings"));
+        root = info.at("corpus").at("root").get<std::string>();
+        kind = info.at("corpus").at("kind").get<std::string>();
+        chunks = info.at("counts").at("chunks").get<std::size_t>();
+        next = info.at("counts").at("next_docid").get<std::size_t>();
+        source_count = info.at("counts").at("sources").get<std::size_t>();
+    } catch (const nlohmann::json::exception& e) {
+        throw FormatError(where + ": info: " + e.what());
+    }
+    if (kind != "folder" && kind != "jsonl" && kind != "beir") throw FormatError(where + ": unknown corpus kind '" + kind + "'");
+    c.threads = threads;
+
+    auto read_part = [&](const char* name, auto&& read) {
+        try {
+            return read(g.dir / name);
+        } catch (const FormatError& e) {
+            throw FormatError(where + ": " + e.what());
+        } catch (const IoError& e) {
+            throw FormatError(where + ": part '" + name + "' cannot be read: " + e.what());
+        }
+    };
+    // With options.verify, open_generation() has checked every part's checksum: the
+    // parts' own payload checksums would read every byte a second time.
+    const OpenOptions parts{.mmap = options.mmap, .verify = false};
+    // The structural checks of the in-place parts (orders, offsets, every place) run with verify.
+    const OpenOptions structure{.mmap = options.mmap, .verify = options.verify};
+    DocumentStore store = read_part("documents.bin", [&](const std::filesystem::path& p) { return DocumentStore::open(p, parts); });
+    SourceManifest manifest = read_part("sources.bin", [&](const std::filesystem::path& p) { return read_sources(p, parts); });
+    if (store.size() != chunks)
+        throw FormatError(where + ": documents.bin holds " + std::to_string(store.size()) + " chunks, the info says " +
+                          std::to_string(chunks));
+    if (next != store.capacity())
+        throw FormatError(where + ": documents.bin ends at DocId " + std::to_string(store.capacity()) +
+                          ", the info's next_docid is " + std::to_string(next));
+    if (manifest.size() != source_count)
+        throw FormatError(where + ": sources.bin lists " + std::to_string(manifest.size()) + " sources, the info says " +
+                          std::to_string(source_count));
+    auto bm25 = Bm25::load(g.dir / "bm25.idx", AnyAnalyzer(c.analyzer), parts);
+    auto vectors = Vectors::load(g.dir / "vector.idx", make_any_embedder(c), VectorIndexOptions{}, parts);
+    // Every part must hold the same chunks under the same DocIds: the counts always,
+    // each DocId with verify.
+    auto disagree = [&](const std::string& part, std::size_t n) {
+        return FormatError(where + ": " + part + " holds " + std::to_string(n) + " documents but documents.bin " +
+                           std::to_string(store.size()) + " (or other DocIds): the parts do not belong together");
+    };
+    if (bm25.size() != store.size()) throw disagree("bm25.idx", bm25.size());
+    if (vectors.size() != store.size()) throw disagree("vector.idx", vectors.size());
+    Engine e(c);
+    auto& im = *e.impl_;
+    Hybrid hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors));
+    im.docs.emplace(read_part("places.bin", [&](const std::filesystem::path& p) {
+        return Documents::load(std::move(hybrid), collection_options(c), p, g.dir / "metadata.bin", structure);
+    }));
+    const auto& docs = *im.docs;
+    const auto& r = docs.retriever();
+    if (docs.chunk_count() != r.size()) throw disagree("places.bin", docs.chunk_count());
+    // The manifest names exactly the sources of places.bin (both sorted by id).
+    const auto records = manifest.records();
+    if (records.size() != docs.source_count() ||
+        !std::equal(records.begin(), records.end(), docs.sources().begin(),
+                    [](const SourceRecord* rec, const auto& src) { return rec->path == src.first; }))
+        throw FormatError(where + ": the source manifest (sources.bin) and places.bin name different sources");
+    if (options.verify)
+        for (const auto& [source, ids] : docs.sources())
+            for (DocId id : ids) {
+                if (!r.store().contains(id)) throw disagree("places.bin", docs.chunk_count());
+                if (!r.index<0>().contains(id)) throw disagree("bm25.idx", r.index<0>().size());
+                if (!r.index<1>().contains(id)) throw disagree("vector.idx", r.index<1>().size());
+            }
+    im.manifest = std::move(manifest);
+    im.root = std::move(root);
+    im.kind = std::move(kind);
+    im.generation = g.generation;
+    im.make_rerankers();
+    return e;
+}
+
+RAGPP_FUNC void Engine::write_sources(const std::filesystem::path& path, const SourceManifest& manifest) {
+    detail::BinaryWriter w(path);
+    w.u64(manifest.size());
+    for (const SourceRecord* r : manifest.records()) {
+        w.str(r->path);
+        w.u64(r->size);
+        w.put(r->mtime_ns);
+        w.put(r->scanned_ns);
+        w.u64(r->hash);
+    }
+    w.save(path, sources_format);
+}
+
+RAGPP_FUNC SourceManifest Engine::read_sources(const std::filesystem::path& path, OpenOptions options) {
+    const detail::FileBytes bytes(path, false);  // small: one record a source
+    detail::BinaryReader in(bytes.view(), sources_format, path.string(), options.verify);
+    SourceManifest m;
+    const std::size_t n = in.count("source count", 36);
+    for (std::size_t i = 0; i < n; ++i) {
+        SourceRecord r;
+        r.path = std::string(in.str("source path"));
+        if (r.path.empty()) in.fail("source " + std::to_string(i) + " has an empty path");
+        r.size = in.u64("size");
+        r.mtime_ns = in.get<std::int64_t>("mtime_ns");
+        r.scanned_ns = in.get<std::int64_t>("scanned_ns");
+        r.hash = in.u64("hash");
+        if (m.find(r.path)) in.fail("source '" + r.path + "' is listed twice");
+        m.add(std::move(r));
+    }
+    in.expect_end();
+    return m;
+}
+
+RAGPP_FUNC RetrieverOptions Engine::retriever_options(const EngineConfig& c) { return {c.rrf_k, c.weights, c.candidates}; }
+
+RAGPP_FUNC BM25Params Engine::bm25_params(const EngineConfig& c) {
+    BM25Params p;
+    p.variant = parse_bm25_variant(c.variant);
+    p.k1 = c.k1;
+    p.b = c.b;
+    p.delta = c.delta;
+    return p;
+}
+
+RAGPP_FUNC CollectionOptions Engine::collection_options(const EngineConfig& c) {
+    CollectionOptions o;
+    o.chunking.max_tokens = c.max_tokens;
+    o.chunking.overlap = c.overlap;
+    o.access = AccessPolicy(c.unlabeled);
+    return o;
+}
+
+RAGPP_FUNC Engine::Engine(EngineConfig config) : impl_(std::make_unique<Impl>()) {
+    (void)parse_bm25_variant(config.variant);  // validates the name
+    with_analyzer(config.analyzer, [](auto) { return 0; });
+    if (config.quantize != "none" && config.quantize != "int8")
+        throw InvalidArgument("quantize must be none or int8, not '" + config.quantize + "'");
+    collection_options(config).chunking.validate("EngineConfig");
+    impl_->config = std::move(config);
+}
+RAGPP_FUNC Engine::Engine(Engine&&) noexcept = default;
+RAGPP_FUNC Engine& Engine::operator=(Engine&&) noexcept = default;
+RAGPP_FUNC Engine::~Engine() = default;
+
+}  // namespace ragpp

@@ -1,0 +1,230 @@
+// ragpp detail: the Engine's queries (search, answer, evaluate, hints and accessors;
+// engine/engine.hpp declares them): inline in a header-only build, compiled once in
+// src/engine_query.cpp with the compiled library (detail/compiled.hpp).
+// Not a header to include on its own (hence .ipp): engine/engine.hpp includes it after
+// the declarations, in order impl, index, query; so do src/engine_*.cpp.
+#pragma once
+
+namespace ragpp {
+
+RAGPP_FUNC Filter Engine::query_filter(const EngineQuery& q) {
+    if (q.filter.empty()) return parse_filters(q.filters);
+    Filter f = parse_filter(q.filter);
+    return q.filters.empty() ? f : std::move(f) && parse_filters(q.filters);
+}
+
+RAGPP_FUNC EngineResults Engine::search(std::string_view query, const EngineQuery& q) const {
+    const auto& im = *impl_;
+    check_reranker_name(q.reranker);
+    // A query without any term (empty, or only punctuation or stop words) would give
+    // BM25 nothing and vector search the neighbours of an empty text: refuse it.
+    std::vector<std::string> terms;
+    const auto& bm25 = im.docs->retriever().index<0>();
+    const auto statistics = im.reader_statistics(q.principal);  // what the words mean: the reader's vocabulary
+    ragpp::analyze_query(bm25.analyzer(), query, terms, [&](std::string_view t) {
+        return (statistics ? bm25.document_frequency(t, *statistics) : bm25.document_frequency(t)) > 0;
+    });
+    if (terms.empty() && (q.mode != SearchMode::vector || query.find_first_not_of(" \t\r\n") == std::string::npos))
+        throw InvalidArgument("the query \"" + std::string(query) +
+                              "\" has no searchable term (it is empty, or only punctuation or stop words)");
+    auto allowed = std::make_shared<DocSet>(im.docs->allowed(query_filter(q), q.principal));
+    // A corpus folder that moved or was deleted makes every source look deleted:
+    // say so instead of answering nothing.
+    if (q.check_sources) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(im.root, ec))
+            throw NotFoundError("corpus root '" + im.root.string() +
+                                "' not found: every source looks deleted; re-index (ragpp index) or pass "
+                                "--check-sources off (EngineQuery::check_sources = false)");
+    }
+    EngineResults out;
+    std::map<std::string, Freshness> checked;
+    for (;;) {
+        auto o = im.options(q.mode);
+        o.allowed = allowed;
+        o.statistics = statistics;
+        auto results = im.run(query, q.k, o, q.reranker);
+        if (!q.check_sources) {
+            out.results = std::move(results);
+            return out;
+        }
+        bool excluded = false;
+        for (const auto& res : results) {
+            const std::string* source = im.docs->source_of(res.id);
+            if (!source) continue;
+            auto [it, fresh] = checked.emplace(*source, Freshness::fresh);
+            if (fresh)
+                if (const SourceRecord* rec = im.manifest.find(*source)) it->second = check_source(im.root, *rec);
+            if (it->second == Freshness::deleted && fresh) {
+                for (DocId id : im.docs->sources().find(*source)->second) allowed->reset(id);
+                excluded = true;
+            }
+        }
+        if (excluded) continue;  // the next results fill k
+        for (auto& res : results)
+            if (const std::string* source = im.docs->source_of(res.id)) res.stale = checked[*source] == Freshness::changed;
+        out.results = std::move(results);
+        break;
+    }
+    for (const auto& [source, f] : checked) {
+        if (f == Freshness::deleted) out.deleted_sources.push_back(source);
+        if (f == Freshness::changed) out.stale_sources.push_back(source);
+    }
+    return out;
+}
+
+RAGPP_FUNC EngineAnswer Engine::answer(std::string_view question, const EngineQuery& q,
+                                  AnswerOptions options) const {
+    options.passages = q.k;
+    options.validate();
+    auto found = search(question, q);
+    EngineAnswer out;
+    static_cast<Answer&>(out) =
+        ragpp::answer(question, std::move(found.results), impl_->docs->retriever().index<0>().analyzer(),
+                      term_statistics(q.principal), options, q.reranker.starts_with("cross-encoder:"), neighbours());
+    out.stale_sources = std::move(found.stale_sources);
+    out.deleted_sources = std::move(found.deleted_sources);
+    return out;
+}
+
+RAGPP_FUNC PipelineReport Engine::evaluate(const QuestionSet& questions, const EvaluationOptions& options) const {
+    const auto& im = *impl_;
+    check_reranker_name(options.reranker);
+    options.answer.validate();
+    auto o = im.options(options.mode);
+    if (options.mode == SearchMode::hybrid && !options.weights.empty()) o.weights = options.weights;
+    o.allowed = std::make_shared<const DocSet>(im.docs->allowed(Filter::all(), options.principal));
+    o.statistics = im.reader_statistics(options.principal);
+    const std::size_t depth = std::max(options.depth ? options.depth : im.config.candidates, options.answer.passages);
+    const auto stats = im.term_statistics(options.principal);
+    const auto& analyzer = im.docs->retriever().index<0>().analyzer();
+    const bool cross = options.reranker.starts_with("cross-encoder:");
+    std::vector<double> confidences;
+    confidences.reserve(questions.size());
+    auto report = ragpp::evaluate(
+        options.name.empty() ? search_mode_name(options.mode) : options.name, questions,
+        [&](std::string_view q, StageTimes& times) {
+            detail::engine::analysis_seconds = 0;
+            detail::engine::embedding_seconds = 0;
+            SearchTimings t;
+            StageTimes rerank;
+            auto results = im.run(q, depth, o, options.reranker, &t, &rerank);
+            if (options.mode != SearchMode::vector) {
+                times.emplace_back("analysis", detail::engine::analysis_seconds);
+                times.emplace_back("bm25", t.index_seconds[0] - detail::engine::analysis_seconds);
+            }
+            if (options.mode != SearchMode::bm25) {
+                times.emplace_back("embedding", detail::engine::embedding_seconds);
+                times.emplace_back("vector", t.index_seconds[1] - detail::engine::embedding_seconds);
+            }
+            times.emplace_back("fusion", t.fusion_seconds);
+            for (auto& st : rerank) times.push_back(std::move(st));
+            const auto passages = answer_passages(
+                std::vector<Result>(results.begin(),
+                                    results.begin() + static_cast<std::ptrdiff_t>(
+                                                          std::min(results.size(), options.answer.passages))),
+                options.answer.passages, options.answer.relative_floor);
+            confidences.push_back(
+                confidence(answer_signals(analyzer, q, passages, stats, options.answer.coverage, cross).first,
+                           options.answer.confidence));
+            std::vector<Retrieved> out;
+            out.reserve(results.size());
+            for (const auto& r : results) out.push_back({r.document->id, r.score});
+            return out;
+        },
+        [&](std::size_t, std::size_t) {
+            if (options.tick) options.tick();
+        });
+    report.set_confidences(confidences);
+    return report;
+}
+
+RAGPP_FUNC std::vector<std::string> Engine::readable_chunk_ids(const Principal& reader) const {
+    const auto allowed = impl_->docs->allowed(Filter::all(), reader);
+    const auto& r = impl_->docs->retriever();
+    std::vector<std::string> out;
+    for (DocId id = 0; id < r.store().capacity(); ++id)
+        if (allowed.test(id))
+            if (auto d = r.document(id)) out.push_back(d->id);
+    return out;
+}
+
+RAGPP_FUNC std::string Engine::filter_hint(const std::string& filter, const Principal& reader) const {
+    if (filter.empty()) return {};
+    return filter_hint(std::vector<std::string>{filter}, reader);
+}
+
+RAGPP_FUNC std::string Engine::filter_hint(const std::vector<std::string>& filters, const Principal& reader) const {
+    if (filters.empty()) return {};
+    const Filter f = parse_filters(filters);
+    if (impl_->docs->allowed(f, reader).count() > 0) return {};
+    const auto fields = impl_->docs->metadata().field_names();
+    std::vector<std::string> unknown;
+    std::set<std::string_view> seen;  // a set: a filter of 10,000 unknown fields stays linear
+    std::function<void(const Filter&)> walk = [&](const Filter& x) {
+        if (!x.field().empty() && !std::binary_search(fields.begin(), fields.end(), x.field()) &&
+            seen.insert(x.field()).second)
+            unknown.push_back(x.field());
+        for (const auto& c : x.children()) walk(c);
+    };
+    walk(f);
+    std::string out = "no chunk the reader may read matches the filter";
+    if (filters.size() > 1) out += "s";
+    for (std::size_t i = 0; i < filters.size(); ++i) out += (i ? " and '" : " '") + filters[i] + "'";
+    for (std::size_t i = 0; i < unknown.size(); ++i)
+        out += (i ? ", '" : ": no chunk has the field '") + unknown[i] + "'";
+    if (unknown.empty()) out += ": no chunk has the value asked";
+    out += "; the fields chunks have:";
+    for (const auto& name : fields) out += " " + name;
+    return out;
+}
+
+RAGPP_FUNC TermStatistics Engine::term_statistics(const Principal& reader) const {
+    return impl_->term_statistics(reader);
+}
+
+RAGPP_FUNC ProximityBreakdown Engine::explain(std::string_view question, const Document& doc) const {
+    return impl_->proximity->explain(question, doc.text);
+}
+
+RAGPP_FUNC NeighbourFn Engine::neighbours() const { return collection_neighbours(*impl_->docs); }
+
+RAGPP_FUNC LabelCheck Engine::resolve_labels(QuestionSet& questions, const std::vector<std::string>& prefixes) const {
+    std::vector<std::string> ids;
+    for_each_chunk([&](const Document& d) { ids.push_back(d.id); });
+    return ragpp::resolve_labels(questions, std::move(ids), prefixes);
+}
+
+RAGPP_FUNC const EngineConfig& Engine::config() const noexcept { return impl_->config; }
+
+RAGPP_FUNC EngineConfig& Engine::config() noexcept { return impl_->config; }
+
+RAGPP_FUNC std::size_t Engine::size() const noexcept { return impl_->docs->retriever().size(); }
+
+RAGPP_FUNC const Engine::Documents& Engine::documents() const noexcept { return *impl_->docs; }
+
+RAGPP_FUNC const SourceManifest& Engine::manifest() const noexcept { return impl_->manifest; }
+
+RAGPP_FUNC const std::filesystem::path& Engine::corpus_root() const noexcept { return impl_->root; }
+
+RAGPP_FUNC const std::vector<std::string>& Engine::notes() const noexcept { return impl_->notes; }
+
+RAGPP_FUNC const std::vector<SkippedPath>& Engine::skipped() const noexcept { return impl_->skipped; }
+
+RAGPP_FUNC std::vector<std::pair<std::string, std::string>> Engine::locked_sources() const {
+    std::map<std::string, std::string> out;
+    const auto& docs = *impl_->docs;
+    docs.allowed(Filter::exists(std::string(access_error_field)), Principal::system()).for_each([&](DocId id) {
+        const std::string* source = docs.source_of(id);
+        if (!source || out.count(*source) != 0) return;
+        const auto doc = docs.retriever().document(id);
+        if (!doc) return;
+        const auto it = doc->metadata.find(std::string(access_error_field));
+        if (it != doc->metadata.end())
+            if (const auto* reason = std::get_if<std::string>(&it->second)) out.emplace(*source, *reason);
+    });
+    return {out.begin(), out.end()};
+}
+
+RAGPP_FUNC std::uint64_t Engine::generation() const noexcept { return impl_->generation; }
+}  // namespace ragpp
