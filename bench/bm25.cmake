@@ -17,7 +17,7 @@ if(RAGPP_XAPIAN_LIBRARY AND RAGPP_XAPIAN_INCLUDE_DIR)
   target_include_directories(bench_bm25_scifact SYSTEM PRIVATE ${RAGPP_XAPIAN_INCLUDE_DIR})
   target_link_libraries(bench_bm25_scifact PRIVATE ${RAGPP_XAPIAN_LIBRARY})
 else()
-  message(STATUS "bench_bm25_scifact: libxapian not found, Xapian side skipped")
+  message(VERBOSE "bench_bm25_scifact: libxapian not found, Xapian side skipped")
 endif()
 
 add_executable(bench_bm25_quality ${CMAKE_CURRENT_LIST_DIR}/bm25_quality.cpp)
@@ -61,7 +61,7 @@ if(_v3_ok)
   target_compile_definitions(bench_bm25_synthetic PRIVATE RAGPP_BENCH_BM25_V3=1)
   target_include_directories(bench_bm25_synthetic PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
 else()
-  message(STATUS "bench_bm25_synthetic: git history (commit ${RAGPP_BM25_V3_COMMIT}) not found, "
+  message(VERBOSE "bench_bm25_synthetic: git history (commit ${RAGPP_BM25_V3_COMMIT}) not found, "
                  "the uncompressed format-3 side is skipped")
 endif()
 

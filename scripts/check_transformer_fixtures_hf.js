@@ -9,7 +9,9 @@
 const { Tokenizer } = require('tokenizers');
 const fs = require('fs');
 const fx = process.argv[2];
-const shared = '/work/shared/fixtures';
+// The shared data folder beside the clone (../shared), as for the tests; RAGPP_SHARED_DIR overrides it.
+const shared = require('path').join(process.env.RAGPP_SHARED_DIR ||
+                                    require('path').join(__dirname, '..', '..', 'shared'), 'fixtures');
 let bad = 0, good = 0;
 function eq(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
 function report(ok, what, got, want) {

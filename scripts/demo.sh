@@ -41,7 +41,7 @@ done
 log "ragpp eval: 72 identifier look-ups (examples/cmake-identifiers.tsv), hit@1 = the share at rank 1"
 "$BIN/ragpp" eval "$HELP" examples/cmake-identifiers.tsv --quiet --mode bm25 --mode hybrid --k 1,5 \
   | sed -n '/^pipeline/,/^(/p'
-# The issue-13 check: the page titled CMP0077 comes first (expected: policy/CMP0077.rst).
+# The identifier check: the page titled CMP0077 comes first (expected: policy/CMP0077.rst).
 first=$("$BIN/ragpp" search "$OUT/index" --k 1 --json CMP0077 | sed -n 's/^ *"id": "\([^:"]*\).*/\1/p' | head -1)
 [ "$first" = policy/CMP0077.rst ] || { echo "error: 'ragpp search CMP0077' put '$first' first, not policy/CMP0077.rst" >&2; exit 1; }
 log "ragpp search CMP0077: $first first, as expected"

@@ -48,7 +48,11 @@ import sentencepiece as spm
 import torch
 import torch.nn.functional as F
 
-SHARED = "/work/shared/fixtures"
+# The shared data folder sits beside the clone (../shared), as for the tests; RAGPP_SHARED_DIR
+# overrides it.
+SHARED = os.path.join(os.environ.get("RAGPP_SHARED_DIR",
+                                     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared")),
+                      "fixtures")
 REAL_BERT_TOKENIZER_REL = "model2vec/test-model-sentence-transformers/tokenizer.json"
 REAL_BERT_TOKENIZER = os.path.join(SHARED, REAL_BERT_TOKENIZER_REL)
 SPM_MODEL_REL = "sentencepiece/nl-fr-dekamer-unigram.model"
