@@ -621,6 +621,20 @@ add_test(NAME cli.noninterference
     -DWORK=${_eval_out}/noninterference -DSTRIDE=${_ni_stride} -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/noninterference.cmake)
 set_tests_properties(cli.noninterference PROPERTIES PASS_REGULAR_EXPRESSION "non-interference: [0-9]+ outputs identical")
 
+# Golden files of the current formats (tests/golden/README.md): an index folder written
+# by this version (index version 4), opened by the binary being tested (a copy: opening
+# may write a LOCK). A version that no longer reads it must refuse it with the documented
+# message, and these tests then assert that refusal.
+set(_golden ${CMAKE_CURRENT_SOURCE_DIR}/tests/golden)
+add_test(NAME cli.golden.copy COMMAND ${CMAKE_COMMAND} -E copy_directory ${_golden}/index-v4 ${_eval_out}/golden-v4)
+set_tests_properties(cli.golden.copy PROPERTIES FIXTURES_SETUP cli_golden)
+ragpp_test(golden.search_bm25 0 NEEDS cli_golden EXPECTED ${_golden}/search-v4.bm25.json
+  ARGS search ${_eval_out}/golden-v4 --json --check-sources off --mode bm25 --k 3 "notice period MX-200")
+# (vector scores may differ in their last digits with the CPU's SIMD level: the ranking only)
+ragpp_test(golden.search_vector 0 NEEDS cli_golden
+  OUTPUT "\"id\": \"notes.txt:1\".*\"id\": \"contracts/amendment-2025.md:7\".*\"id\": \"contracts/mx200.md:3\".*\"id\": \"database.rst:4\".*\"id\": \"contracts/mx200.md:8\""
+  ARGS search ${_eval_out}/golden-v4 --json --check-sources off --mode vector --k 5 "backups every night")
+
 # Out of memory while indexing (hostile_memory.cmake): the file named, the undo linear, the
 # previous generation kept. Release builds only (ulimit -v and a sanitizer's shadow memory
 # do not mix).
