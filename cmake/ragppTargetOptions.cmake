@@ -1,7 +1,7 @@
 # ragpp_target_options(target): warnings as errors, sanitizers and optional
 # -march=native, applied to ragpp's own targets only.
 set(RAGPP_SHARED_DATA_DIR "${PROJECT_SOURCE_DIR}/../shared" CACHE PATH
-    "The shared data and fixtures folder (tests that need it skip when it is missing)")
+    "The shared data and fixtures folder (tests that need it skip when it is missing, fail if CI=true)")
 
 # ThreadSanitizer needs its fixed memory layout: on kernels whose address-space
 # randomisation (vm.mmap_rnd_bits) goes beyond it, a TSan program aborts at start with

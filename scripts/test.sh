@@ -5,7 +5,8 @@
 # ThreadSanitizer. Where TSan programs only start without address-space randomisation,
 # the tsan configure step finds it and runs the test through `setarch -R`
 # (cmake/ragppTargetOptions.cmake).
-# Tests that need ../shared/ (data sets, peer fixtures) report SKIPPED when it is absent.
+# Tests that need ../shared/ (data sets, peer fixtures) report SKIPPED when it is absent
+# (and fail when CI=true).
 source "$(dirname "$0")/common.sh"
 
 ensure_packages "${RAGPP_REQUIRED_PACKAGES[@]}" "${RAGPP_TEST_PACKAGES[@]}" "${RAGPP_BUILD_PACKAGES[@]}"

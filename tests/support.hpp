@@ -20,14 +20,18 @@ inline std::filesystem::path shared_dir() {
 
 /// The path of `relative` under the shared folder. When it is missing, the test is
 /// reported as skipped by ctest (exit code 4, SKIP_RETURN_CODE), with a message: it
-/// neither fails nor passes vacuously. Each Catch test case runs in its own process
-/// under ctest, so only this test case stops.
+/// neither fails nor passes vacuously; in CI (environment CI=true) it fails instead
+/// (exit code 1), since a CI run without the oracles would pass without testing them.
+/// Each Catch test case runs in its own process under ctest, so only this test case stops.
 inline std::filesystem::path require_shared(const std::string& relative) {
     auto p = shared_dir() / relative;
     if (!std::filesystem::exists(p)) {
-        std::fprintf(stderr, "SKIPPED: shared data %s is missing (set RAGPP_SHARED_DIR)\n", p.string().c_str());
+        const char* ci = std::getenv("CI");
+        const bool in_ci = ci != nullptr && std::string(ci) == "true";
+        std::fprintf(stderr, "%s: shared data %s is missing (set RAGPP_SHARED_DIR)%s\n", in_ci ? "FAILED" : "SKIPPED",
+                     p.string().c_str(), in_ci ? ": CI=true requires it" : "");
         std::fflush(stderr);
-        std::_Exit(4);
+        std::_Exit(in_ci ? 1 : 4);
     }
     return p;
 }

@@ -1,26 +1,57 @@
-# cmake -DPROGRAM=... -DARGS="a|b|c" [-DEXPECTED=file] [-DEXPECT_RC=n] [-DEXPECT_STDERR=regex]
-#       [-DPRINT=ON] -P run_and_compare.cmake
-# Runs PROGRAM with ARGS ("|"-separated); fails unless the exit code is EXPECT_RC
-# (default 0), stdout equals the file EXPECTED (when given) and stderr matches
-# EXPECT_STDERR (when given). PRINT: stdout is printed, for the test's
-# PASS_REGULAR_EXPRESSION.
-string(REPLACE "|" ";" _args "${ARGS}")
-execute_process(COMMAND ${PROGRAM} ${_args} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+# cmake -DPROGRAM=... -DARGS="a|b|c" [-DEXPECT_RC=n] [-DOUTPUT=regex] [-DNOT_OUTPUT=regex]
+#       [-DEXPECTED=file] [-DEXPECT_STDERR=regex] -P run_and_compare.cmake
+# The one runner of the tool's tests (ragpp_test in cli.cmake): runs PROGRAM with ARGS
+# ("|"-separated, empty arguments kept) and fails unless the exit code is EXPECT_RC
+# (default 0), the output (stdout and stderr merged in the order printed, as ctest sees
+# it) matches OUTPUT and not NOT_OUTPUT, stdout equals the file EXPECTED and stderr
+# matches EXPECT_STDERR (each when given).
+cmake_policy(SET CMP0007 NEW)  # list() keeps empty elements
 if(NOT DEFINED EXPECT_RC)
   set(EXPECT_RC 0)
 endif()
-if(NOT rc EQUAL EXPECT_RC)
-  message(FATAL_ERROR "${PROGRAM} ${ARGS} exited with ${rc}, expected ${EXPECT_RC}\nstderr: ${err}")
+# An empty argument ("" as a query) vanishes from a CMake list: then run through sh,
+# each argument single-quoted.
+if("|${ARGS}|" MATCHES "\\|\\|")
+  set(_line "exec \"$0\"")
+  string(REPLACE "|" ";" _parts "${ARGS}")
+  list(LENGTH _parts _n)
+  math(EXPR _last "${_n} - 1")
+  foreach(_i RANGE ${_last})
+    list(GET _parts ${_i} _a)
+    string(REPLACE "'" "'\\''" _a "${_a}")
+    string(APPEND _line " '${_a}'")
+  endforeach()
+  set(_command sh -c "${_line}" ${PROGRAM})
+else()
+  string(REPLACE "|" ";" _args "${ARGS}")
+  set(_command ${PROGRAM} ${_args})
 endif()
-if(DEFINED EXPECTED)
-  file(READ ${EXPECTED} expected)
-  if(NOT out STREQUAL expected)
-    message(FATAL_ERROR "output differs from ${EXPECTED}\n--- got ---\n${out}\n--- expected ---\n${expected}")
+function(check_rc rc)
+  if(NOT rc EQUAL EXPECT_RC)
+    string(REPLACE "|" " " _shown "${ARGS}")
+    message(FATAL_ERROR "ragpp ${_shown} exited with ${rc}, expected ${EXPECT_RC}\n${ARGN}")
+  endif()
+endfunction()
+if(DEFINED OUTPUT OR DEFINED NOT_OUTPUT OR NOT (DEFINED EXPECTED OR DEFINED EXPECT_STDERR))
+  execute_process(COMMAND ${_command} OUTPUT_VARIABLE all ERROR_VARIABLE all RESULT_VARIABLE rc)
+  check_rc("${rc}" "output:\n${all}")
+  if(DEFINED OUTPUT AND NOT all MATCHES "${OUTPUT}")
+    message(FATAL_ERROR "ragpp ${ARGS}: the output does not match /${OUTPUT}/:\n${all}")
+  endif()
+  if(DEFINED NOT_OUTPUT AND all MATCHES "${NOT_OUTPUT}")
+    message(FATAL_ERROR "ragpp ${ARGS}: the output matches /${NOT_OUTPUT}/, which it must not:\n${all}")
   endif()
 endif()
-if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
-  message(FATAL_ERROR "stderr does not match '${EXPECT_STDERR}':\n${err}")
-endif()
-if(PRINT)
-  message("${out}")
+if(DEFINED EXPECTED OR DEFINED EXPECT_STDERR)
+  execute_process(COMMAND ${_command} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  check_rc("${rc}" "stderr: ${err}")
+  if(DEFINED EXPECTED)
+    file(READ ${EXPECTED} expected)
+    if(NOT out STREQUAL expected)
+      message(FATAL_ERROR "output differs from ${EXPECTED}\n--- got ---\n${out}\n--- expected ---\n${expected}")
+    endif()
+  endif()
+  if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
+    message(FATAL_ERROR "stderr does not match '${EXPECT_STDERR}':\n${err}")
+  endif()
 endif()
