@@ -11,9 +11,12 @@
 
 #include <ragpp/detail/binary_file.hpp>
 #include <ragpp/embed/hashing.hpp>
+#include <ragpp/filter/metadata_index.hpp>
+#include <ragpp/index/bm25.hpp>
 #include <ragpp/index/hnsw.hpp>
 #include <ragpp/index/store.hpp>
 #include <ragpp/index/vector.hpp>
+#include <ragpp/text/whitespace.hpp>
 
 #include "support.hpp"
 
@@ -142,6 +145,39 @@ ragpp::DocumentStore store(std::size_t n) {
     return s;
 }
 
+/// Chunk-like documents: a body, a title, a heading path and a source (so BM25F fields),
+/// a line number; every fifth removed.
+std::vector<ragpp::Document> chunks(std::size_t n) {
+    std::vector<ragpp::Document> out;
+    for (std::size_t i = 0; i < n; ++i) {
+        ragpp::Document d{"", "shared words of part " + std::to_string(i % 50), {}};
+        d.metadata["title"] = std::string("Part");
+        d.metadata["heading_path"] = std::vector<std::string>{"Guide", "Part " + std::to_string(i % 7)};
+        d.metadata["source"] = std::string("docs/big.md");
+        d.metadata["line"] = static_cast<double>(4 * i + 1);
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+using Bm25 = ragpp::BM25Index<ragpp::WhitespaceAnalyzer>;
+
+Bm25 bm25_index(std::size_t n) {
+    Bm25 idx;
+    const auto docs = chunks(n);
+    for (std::size_t i = 0; i < n; ++i) idx.add_document(static_cast<DocId>(i), docs[i]);
+    for (std::size_t i = 0; i < n; i += 5) idx.remove_document(static_cast<DocId>(i));
+    return idx;
+}
+
+ragpp::MetadataIndex metadata_index(std::size_t n) {
+    ragpp::MetadataIndex idx;
+    const auto docs = chunks(n);
+    for (std::size_t i = 0; i < n; ++i) idx.add_document(static_cast<DocId>(i), docs[i]);
+    for (std::size_t i = 0; i < n; i += 5) idx.remove_document(static_cast<DocId>(i));
+    return idx;
+}
+
 }  // namespace
 
 TEST_CASE("the streaming writer writes the in-memory writer's bytes, whatever the pieces and the buffer",
@@ -209,32 +245,60 @@ TEST_CASE("every index file saved streaming equals the one the in-memory writer 
         same_bytes_every_way(dir.path / "documents.bin", [&](const fs::path& p) { s.save(p); });
         CHECK(ragpp::DocumentStore::open(dir.path / "documents.bin").size() == s.size());
     }
+    SECTION("BM25, with fields; the same bytes as to_bytes()") {
+        const auto idx = bm25_index(600);
+        const auto bytes = same_bytes_every_way(dir.path / "bm25.idx", [&](const fs::path& p) { idx.save(p); });
+        CHECK(bytes == idx.to_bytes());
+        CHECK(Bm25::load(dir.path / "bm25.idx").size() == idx.size());
+    }
+    SECTION("the metadata index") {
+        const auto idx = metadata_index(600);
+        same_bytes_every_way(dir.path / "metadata.bin", [&](const fs::path& p) { idx.save(p); });
+        const auto back = ragpp::MetadataIndex::load(dir.path / "metadata.bin");
+        CHECK(back.size() == idx.size());
+        CHECK(back.posting_entries() == idx.posting_entries());
+    }
 }
 
 TEST_CASE("saving streams: no allocation near the file's size", "[binary_file]") {
     TempDir dir;
-    auto largest_during = [&](auto save) {
+    // Saves to dir/name and checks that the file has more than `at_least` bytes and that
+    // no allocation during the save reached a third of it.
+    auto streams = [&](const char* name, std::size_t at_least, auto save) {
+        const fs::path path = dir.path / name;
         largest = 0;
         tracking = true;
-        save();
+        save(path);
         tracking = false;
-        return largest.load();
+        const std::size_t largest_save = largest.load();
+        const auto size = fs::file_size(path);
+        INFO(name << ": file " << size << " bytes, largest allocation " << largest_save);
+        REQUIRE(size > at_least);
+        CHECK(largest_save < size / 3);
     };
     SECTION("flat") {
         const auto idx = flat_index(ragpp::Quantization::none, 5000, 256);  // 4,000 live rows of 1 KiB
-        const std::size_t largest_save = largest_during([&] { idx.save(dir.path / "v.idx"); });
-        const auto size = fs::file_size(dir.path / "v.idx");
-        INFO("file " << size << " bytes, largest allocation " << largest_save);
-        REQUIRE(size > 4'000'000);
-        CHECK(largest_save < size / 3);
+        streams("v.idx", 4'000'000, [&](const fs::path& p) { idx.save(p); });
     }
     SECTION("HNSW") {
         const auto idx = graph_index(3000, 256);
-        const std::size_t largest_save = largest_during([&] { idx.save(dir.path / "h.idx"); });
-        const auto size = fs::file_size(dir.path / "h.idx");
-        INFO("file " << size << " bytes, largest allocation " << largest_save);
-        REQUIRE(size > 3'000'000);
-        CHECK(largest_save < size / 3);
+        streams("h.idx", 3'000'000, [&](const fs::path& p) { idx.save(p); });
+    }
+    // These three built their whole file in a growing string (or copied every posting)
+    // before; now their largest allocation is a table of 4 or 8 bytes a document (their
+    // files are smaller than the 1 MiB buffer, so a small one here).
+    WriteBuffer small_buffer(4096);
+    SECTION("the document store") {
+        const auto s = store(20000);
+        streams("documents.bin", 600'000, [&](const fs::path& p) { s.save(p); });
+    }
+    SECTION("BM25") {
+        const auto idx = bm25_index(20000);
+        streams("bm25.idx", 200'000, [&](const fs::path& p) { idx.save(p); });
+    }
+    SECTION("the metadata index") {
+        const auto idx = metadata_index(20000);
+        streams("metadata.bin", 200'000, [&](const fs::path& p) { idx.save(p); });
     }
 }
 

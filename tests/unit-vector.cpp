@@ -618,6 +618,42 @@ TEST_CASE("VectorIndex: add_documents embeds in one batch and equals add_documen
     CHECK_FALSE(many.contains(100));
 }
 
+TEST_CASE("VectorIndex: add_documents embeds a large batch in slices, all or nothing", "[vector]") {
+    const std::size_t n = 2 * Index::embed_slice + 5;  // three embed_batch calls
+    std::vector<ragpp::Document> docs;
+    std::vector<DocId> ids;
+    std::vector<const ragpp::Document*> ptrs;
+    for (std::size_t i = 0; i < n; ++i) docs.push_back({"", std::to_string(i + 1) + " " + std::to_string(i % 13), {}});
+    for (std::size_t i = 0; i < n; ++i) {
+        ids.push_back(static_cast<DocId>(i));
+        ptrs.push_back(&docs[i]);
+    }
+    ragpp_test::TempDir dir;
+    Index one(ParsedEmbedder{}), many(ParsedEmbedder{});
+    for (std::size_t i = 0; i < n; ++i) one.add_document(ids[i], docs[i]);
+    many.add_documents(ids, ptrs);
+    one.save(dir.path / "one.idx");
+    many.save(dir.path / "many.idx");
+    CHECK(ragpp_test::read_file(dir.path / "many.idx") == ragpp_test::read_file(dir.path / "one.idx"));
+
+    // A text that cannot be embedded in the last slice: the slices stored before it are
+    // taken back, and the index takes the batch afterwards.
+    Index failing(ParsedEmbedder{});
+    failing.add_document(static_cast<DocId>(n + 7), ragpp::Document{"", "3 4", {}});
+    failing.save(dir.path / "before.idx");
+    ragpp::Document bad{"", "not a number", {}};
+    auto with_bad = ptrs;
+    with_bad.back() = &bad;
+    CHECK_THROWS(failing.add_documents(ids, with_bad));
+    CHECK(failing.size() == 1);
+    CHECK_FALSE(failing.contains(0));
+    CHECK_FALSE(failing.contains(static_cast<DocId>(Index::embed_slice)));
+    failing.save(dir.path / "after.idx");
+    CHECK(ragpp_test::read_file(dir.path / "after.idx") == ragpp_test::read_file(dir.path / "before.idx"));
+    failing.add_documents(ids, ptrs);
+    CHECK(failing.size() == n + 1);
+}
+
 TEST_CASE("VectorIndex: any k, up to SIZE_MAX, returns every row without reserving k slots", "[vector]") {
     const std::size_t n = 50, dim = 8;
     const RowMatrixXf x = random_rows(n, dim, 41);

@@ -75,7 +75,13 @@ public:
         thaw();
         if (contains(id)) throw DuplicateError("MetadataIndex: DocId " + std::to_string(id) + " is already indexed");
         validate(metadata, "DocId " + std::to_string(id));
+        std::size_t count = 0;  // exact: the list is kept for the document's life
+        for (const auto& [name, value] : metadata) {
+            const auto* list = std::get_if<std::vector<std::string>>(&value);
+            count += 1 + (list ? list->size() : 1);
+        }
         std::vector<std::uint32_t> terms;
+        terms.reserve(count);
         for (const auto& [name, value] : metadata) {
             auto fit = fields_.find(name);
             if (fit == fields_.end()) fit = fields_.emplace(name, Field{}).first;
@@ -95,6 +101,7 @@ public:
         }
         std::sort(terms.begin(), terms.end());  // a list may repeat a value: one posting entry
         terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+        if (terms.size() != count) terms.shrink_to_fit();
         for (std::uint32_t t : terms) insert(terms_[t].posting, id);
         if (id >= doc_terms_.size()) doc_terms_.resize(std::size_t{id} + 1);
         doc_terms_[id] = std::move(terms);
@@ -259,7 +266,7 @@ public:
     /// Writes the index to `path` (detail::metadata_format; atomically: temporary file +
     /// rename). A frozen index writes the payload it was read from. Throws IoError.
     void save(const std::filesystem::path& path) const {
-        detail::BinaryWriter w;
+        detail::BinaryWriter w(path);  // streamed: the file is never whole in memory
         if (frozen_) {
             w.bytes(frozen_->payload().data(), frozen_->payload().size());
             w.save(path, detail::metadata_format);
@@ -268,11 +275,15 @@ public:
         std::vector<const FieldEntry*> fields;
         for (const auto& f : fields_) fields.push_back(&f);
         std::sort(fields.begin(), fields.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
-        std::vector<DocId> postings;  // every posting, in field and value order
+        // The postings are written last, in field and value order: the terms in that order
+        // (4 bytes a term) and the running count, not a copy of every posting.
+        std::vector<std::uint32_t> order;
+        order.reserve(terms_.size() - free_terms_.size());
+        std::uint64_t posted = 0;
         auto add = [&](std::uint32_t t) {
-            const auto& p = terms_[t].posting;
-            postings.insert(postings.end(), p.begin(), p.end());
-            return static_cast<std::uint64_t>(postings.size());
+            order.push_back(t);
+            posted += terms_[t].posting.size();
+            return posted;
         };
         std::size_t at = detail::binary_header_size;
         auto put = [&](const void* p, std::size_t n) {
@@ -297,15 +308,19 @@ public:
             const auto n = static_cast<std::uint32_t>(name.size());
             put(&n, 4);
             put(name.data(), name.size());
-            u64(postings.size());
-            u64(f.present == no_term ? postings.size() : add(f.present));
+            u64(posted);
+            u64(f.present == no_term ? posted : add(f.present));
             std::vector<std::pair<std::string_view, std::uint32_t>> strings(f.strings.begin(), f.strings.end());
             std::sort(strings.begin(), strings.end());
             u64(strings.size());
             u64(f.numbers.size());
             u64(f.dates.size());
             detail::write_padding(w, at, 8);
-            std::vector<std::uint64_t> text_at{0}, string_postings{postings.size()};
+            std::vector<std::uint64_t> text_at, string_postings;  // exact: no doubling
+            text_at.reserve(strings.size() + 1);
+            string_postings.reserve(strings.size() + 1);
+            text_at.push_back(0);
+            string_postings.push_back(posted);
             std::string text;
             for (const auto& [v, t] : strings) {
                 text += v;
@@ -316,13 +331,16 @@ public:
             put(string_postings.data(), string_postings.size() * 8);
             put(text.data(), text.size());
             detail::write_padding(w, at, 8);
-            std::vector<std::uint64_t> number_postings{postings.size()}, date_postings;
+            std::vector<std::uint64_t> number_postings, date_postings;
+            number_postings.reserve(f.numbers.size() + 1);
+            date_postings.reserve(f.dates.size() + 1);
+            number_postings.push_back(posted);
             for (const auto& [v, t] : f.numbers) {
                 put(&v, 8);
                 number_postings.push_back(add(t));
             }
             put(number_postings.data(), number_postings.size() * 8);
-            date_postings.push_back(postings.size());
+            date_postings.push_back(posted);
             for (const auto& [v, t] : f.dates) {
                 put(&v, 4);
                 date_postings.push_back(add(t));
@@ -331,7 +349,7 @@ public:
             put(date_postings.data(), date_postings.size() * 8);
         }
         detail::write_padding(w, at, 8);
-        put(postings.data(), postings.size() * 4);
+        for (const std::uint32_t t : order) put(terms_[t].posting.data(), terms_[t].posting.size() * 4);
         w.save(path, detail::metadata_format);
     }
 

@@ -661,11 +661,21 @@ public:
     static constexpr detail::BinaryFormat file_format = detail::bm25::file_format;
     static constexpr std::uint32_t file_version = file_format.version;
 
-    /// Writes the index to `path` (through a temporary file and a rename). Throws IoError.
-    void save(const std::filesystem::path& path) const { detail::write_file_atomically(path, to_bytes()); }
+    /// Writes the index to `path` (through a temporary file and a rename), streamed
+    /// through detail::BinaryWriter's buffer: the file is never whole in memory.
+    /// Throws IoError naming the file.
+    void save(const std::filesystem::path& path) const {
+        detail::BinaryWriter w(path);
+        detail::bm25::Codec::write(*this, w);
+        w.save(path, file_format);
+    }
 
-    /// The index in the file format of `save`.
-    [[nodiscard]] std::string to_bytes() const { return detail::bm25::Codec::write(*this); }
+    /// The index in the file format of `save` (the same bytes).
+    [[nodiscard]] std::string to_bytes() const {
+        detail::BinaryWriter w;
+        detail::bm25::Codec::write(*this, w);
+        return w.finish(file_format);
+    }
 
     /// Reads an index saved by `save`. The index is "frozen": it answers from the file's
     /// bytes in place (read into memory, or with `open.mmap` the mapped pages, so opening

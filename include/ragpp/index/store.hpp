@@ -61,26 +61,27 @@ public:
     /// Writes every document (those in an opened file included) to `path` (a temporary
     /// file renamed over it: a failed save leaves any old file intact). Throws IoError.
     void save(const std::filesystem::path& path) const {
-        std::string blob;
-        std::vector<std::uint64_t> offsets{0};
-        std::vector<DocId> keyed;
-        std::vector<std::uint64_t> key_at;  // blob offset of each keyed document
+        // Two passes, so the file streams through detail::BinaryWriter's buffer and the
+        // documents are never encoded whole in memory: the offsets table (which comes
+        // first) from each document's encoded size, then the documents one at a time.
         const std::size_t n = capacity();
+        std::vector<std::uint64_t> offsets;
         offsets.reserve(n + 1);
+        offsets.push_back(0);
+        std::vector<DocId> keyed;
         for (std::size_t i = 0; i < n; ++i) {
             const auto id = static_cast<DocId>(i);
-            if (const auto d = get(id)) {
+            std::size_t bytes = 0;
+            if (id < base_) {
+                if (in_file_.test(id)) bytes = file_->record_size(id);
+                if (in_file_.test(id) && !file_->key(id).empty()) keyed.push_back(id);
+            } else if (const auto& d = slots_[id - base_]) {
+                bytes = detail::store::encoded_size(*d);
                 if (!d->id.empty()) keyed.push_back(id);
-                detail::store::encode(blob, *d);
             }
-            offsets.push_back(blob.size());
+            offsets.push_back(offsets.back() + bytes);
         }
-        auto key = [&](DocId id) {
-            const char* p = blob.data() + offsets[id];
-            std::uint32_t len;
-            std::memcpy(&len, p, 4);
-            return std::string_view(p + 4, len);
-        };
+        auto key = [&](DocId id) { return id < base_ ? file_->key(id) : std::string_view(slots_[id - base_]->id); };
         std::sort(keyed.begin(), keyed.end(), [&](DocId a, DocId b) { return key(a) < key(b); });
         detail::BinaryWriter w(path);
         w.u64(n);
@@ -88,8 +89,22 @@ public:
         w.array(offsets.data(), offsets.size());
         w.u64(keyed.size());
         w.array(keyed.data(), keyed.size());
-        w.u64(blob.size());
-        w.bytes(blob.data(), blob.size());
+        w.u64(offsets.back());
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto d = get(static_cast<DocId>(i));  // a document of the file decoded: checked
+            if (!d) continue;
+            std::size_t bytes = 0;
+            detail::store::encode_to(
+                [&](const char* p, std::size_t k) {
+                    w.bytes(p, k);
+                    bytes += k;
+                },
+                *d);
+            if (bytes != offsets[i + 1] - offsets[i])
+                throw FormatError(file_->name() + ": document " + std::to_string(i) + " re-encodes to " +
+                                  std::to_string(bytes) + " bytes, not the file's " +
+                                  std::to_string(offsets[i + 1] - offsets[i]));
+        }
         w.save(path, detail::store::format);
     }
 

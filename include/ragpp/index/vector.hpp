@@ -184,18 +184,28 @@ public:
         const Eigen::VectorXf v = embedder_.embed(doc.text, Role::passage);
         add_vector(id, v);
     }
-    /// Embeds many documents together (one embed_batch call: a transformer batches and
-    /// threads it) and stores doc i under ids[i]. All or nothing, like add_vectors.
+    /// Documents embedded per embed_batch call by add_documents.
+    static constexpr std::size_t embed_slice = 4096;
+
+    /// Embeds many documents together (embed_batch calls of up to embed_slice texts: a
+    /// transformer batches and threads each) and stores doc i under ids[i]. The rows are
+    /// reserved for the whole batch first; each slice's texts and vectors are freed once
+    /// stored, so a large batch never holds all its vectors twice (1 KiB a document at
+    /// 256 float32 dimensions). All or nothing, like add_vectors.
     void add_documents(std::span<const DocId> ids, std::span<const Document* const> docs) {
         if (ids.size() != docs.size())
             throw DimensionError("VectorIndex::add_documents: " + std::to_string(ids.size()) + " ids for " +
                                  std::to_string(docs.size()) + " documents");
-        for (DocId id : ids)
-            if (contains(id)) throw duplicate(id);
-        std::vector<std::string> texts;
-        texts.reserve(docs.size());
-        for (const Document* d : docs) texts.push_back(d->text);
-        add_vectors(ids, embedder_.embed_batch(texts, Role::passage));
+        add_batch("VectorIndex::add_documents", ids, ids.size(), dim_, [&] {
+            std::vector<std::string> texts;
+            for (std::size_t at = 0; at < ids.size(); at += embed_slice) {
+                const std::size_t n = std::min(embed_slice, ids.size() - at);
+                texts.clear();
+                texts.reserve(n);
+                for (std::size_t i = at; i < at + n; ++i) texts.push_back(docs[i]->text);
+                add_vectors(ids.subspan(at, n), embedder_.embed_batch(texts, Role::passage));
+            }
+        });
     }
     /// Standalone use: stores `doc` under the next free id (one past the largest).
     DocId add_document(const Document& doc) {
@@ -253,23 +263,13 @@ public:
 
     /// Stores many precomputed embeddings (row i under ids[i]); all or nothing.
     void add_vectors(std::span<const DocId> ids, const Eigen::Ref<const RowMatrixXf>& vectors) {
-        detail::check_vector_batch("VectorIndex::add_vectors", ids, static_cast<std::size_t>(vectors.rows()),
-                                   static_cast<std::size_t>(vectors.cols()), dim_,
-                                   [this](DocId id) { return contains(id); }, &duplicate);
-        thaw();
-        reserve_rows(ids_.size() + ids.size());
-        const std::size_t before = ids_.size();
-        const DocId next_before = next_id_;
-        try {
-            for (std::size_t i = 0; i < ids.size(); ++i) {
-                const auto r = vectors.row(static_cast<Eigen::Index>(i));
-                add_vector(ids[i], std::span<const float>(r.data(), dim_));
-            }
-        } catch (...) {
-            truncate_to(before);
-            next_id_ = next_before;
-            throw;
-        }
+        add_batch("VectorIndex::add_vectors", ids, static_cast<std::size_t>(vectors.rows()),
+                  static_cast<std::size_t>(vectors.cols()), [&] {
+                      for (std::size_t i = 0; i < ids.size(); ++i) {
+                          const auto r = vectors.row(static_cast<Eigen::Index>(i));
+                          add_vector(ids[i], std::span<const float>(r.data(), dim_));
+                      }
+                  });
     }
 
     /// Capacity for `rows` rows in all (stored rows included) in every array and the id
@@ -667,6 +667,23 @@ private:
         if (v.capacity() < needed) v.reserve(std::max(needed, v.capacity() * 2));
     }
 
+    /// Checks a batch of `rows` x `cols` for `ids` (check_vector_batch), reserves its rows,
+    /// then runs add(); on any exception every row add() stored is taken back.
+    template <class Add>
+    void add_batch(std::string_view where, std::span<const DocId> ids, std::size_t rows, std::size_t cols, Add add) {
+        detail::check_vector_batch(where, ids, rows, cols, dim_, [this](DocId id) { return contains(id); }, &duplicate);
+        thaw();
+        reserve_rows(ids_.size() + ids.size());
+        const std::size_t before = ids_.size();
+        const DocId next_before = next_id_;
+        try {
+            add();
+        } catch (...) {
+            truncate_to(before);
+            next_id_ = next_before;
+            throw;
+        }
+    }
     /// Capacity for `rows` rows in every array. The first batch into an empty index gets
     /// exactly what it needs (one large batch does not double its memory); later batches
     /// grow each array by at least half of what it holds, so a build by many batches copies

@@ -317,7 +317,7 @@ public:
     /// each atomically. A frozen collection writes the bytes it was read from. Throws IoError.
     void save_parts(const std::filesystem::path& places, const std::filesystem::path& metadata) const {
         metadata_.save(metadata);
-        detail::BinaryWriter w;
+        detail::BinaryWriter w(places);  // streamed: the file is never whole in memory
         if (frozen_) {
             w.bytes(frozen_->payload().data(), frozen_->payload().size());
             w.save(places, detail::places_format);

@@ -156,8 +156,9 @@ public:
     }
 
     /// Stores and indexes many documents at once; returns their ids, in order. An index
-    /// with `add_documents(ids, docs)` (VectorIndex: one embed_batch call, which a
-    /// transformer batches and threads) receives them together, the others one by one.
+    /// with `add_documents(ids, docs)` (VectorIndex: embed_batch calls of up to 4,096
+    /// texts, which a transformer batches and threads) receives them together, the
+    /// others one by one.
     /// All or nothing: on any exception no index and not the store keep any of them.
     std::vector<DocId> add_documents(std::vector<Document> docs) {
         // Memory set aside for the undo, released before it runs: when memory runs out

@@ -280,7 +280,7 @@ struct FrozenIndex {
 struct Codec {
     /// The bytes of the file being written, with the file offset of the next byte.
     struct Out {
-        BinaryWriter w;
+        BinaryWriter& w;
         std::size_t at = binary_header_size;
         void bytes(const void* p, std::size_t n) {
             w.bytes(p, n);
@@ -294,12 +294,15 @@ struct Codec {
         }
     };
 
+    /// Writes the payload of ix's file into `w` (in memory, or streaming to its file);
+    /// the caller finishes or saves it with file_format.
     template <class Index>
-    [[nodiscard]] static std::string write(const Index& ix) {
+    static void write(const Index& ix, BinaryWriter& w) {
         if (ix.frozen_) {  // a loaded index not yet written to: from its decoded copy
             Index copy = ix;
             copy.thaw();
-            return write(copy);
+            write(copy, w);
+            return;
         }
         const std::size_t slots = ix.live_.size();
         const std::size_t old_terms = ix.terms_.size();
@@ -352,7 +355,7 @@ struct Codec {
                     e.last_count = read_header(pl.blocks().data() + at).count;
             }
         }
-        Out o;
+        Out o{w};
         const std::string_view analyzer_name(ix.analyzer_.name());
         o.put(static_cast<std::uint32_t>(analyzer_name.size()));
         o.bytes(analyzer_name.data(), analyzer_name.size());
@@ -412,7 +415,6 @@ struct Codec {
                 o.bytes(s.data(), s.size() * sizeof(SkyPoint));
             }
         }
-        return o.w.finish(file_format);
     }
 
     /// Opens the bytes of a file (owned by `fz`: its file or copy) as a frozen index;

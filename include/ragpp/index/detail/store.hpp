@@ -36,36 +36,44 @@ inline constexpr BinaryFormat format{"DOCSTORE", 1, "document store", ""};
 
 enum : std::uint8_t { kind_string = 0, kind_number = 1, kind_date = 2, kind_list = 3 };
 
-inline void put_u32(std::string& out, std::uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
-inline void put_str(std::string& out, std::string_view s) {
-    if (s.size() > 0xffffffffULL) throw InvalidArgument("DocumentStore::save: a string of " + std::to_string(s.size()) + " bytes");
-    put_u32(out, static_cast<std::uint32_t>(s.size()));
-    out.append(s);
-}
-
-/// Appends the encoding of `doc` to `out`.
-inline void encode(std::string& out, const Document& doc) {
-    put_str(out, doc.id);
-    put_str(out, doc.text);
-    put_u32(out, static_cast<std::uint32_t>(doc.metadata.size()));
+/// Passes the encoding of `doc` to put(const char*, std::size_t), piece by piece.
+template <class Put>
+void encode_to(Put&& put, const Document& doc) {
+    auto u32 = [&](std::uint32_t v) { put(reinterpret_cast<const char*>(&v), 4); };
+    auto str = [&](std::string_view s) {
+        if (s.size() > 0xffffffffULL) throw InvalidArgument("DocumentStore::save: a string of " + std::to_string(s.size()) + " bytes");
+        u32(static_cast<std::uint32_t>(s.size()));
+        put(s.data(), s.size());
+    };
+    auto kind = [&](std::uint8_t k) { put(reinterpret_cast<const char*>(&k), 1); };
+    str(doc.id);
+    str(doc.text);
+    u32(static_cast<std::uint32_t>(doc.metadata.size()));
     for (const auto& [name, value] : doc.metadata) {
-        put_str(out, name);
+        str(name);
         if (const auto* s = std::get_if<std::string>(&value)) {
-            out += static_cast<char>(kind_string);
-            put_str(out, *s);
+            kind(kind_string);
+            str(*s);
         } else if (const auto* x = std::get_if<double>(&value)) {
-            out += static_cast<char>(kind_number);
-            out.append(reinterpret_cast<const char*>(x), 8);
+            kind(kind_number);
+            put(reinterpret_cast<const char*>(x), 8);
         } else if (const auto* d = std::get_if<Date>(&value)) {
-            out += static_cast<char>(kind_date);
-            out.append(reinterpret_cast<const char*>(&d->days), 4);
+            kind(kind_date);
+            put(reinterpret_cast<const char*>(&d->days), 4);
         } else {
             const auto& list = std::get<std::vector<std::string>>(value);
-            out += static_cast<char>(kind_list);
-            put_u32(out, static_cast<std::uint32_t>(list.size()));
-            for (const auto& e : list) put_str(out, e);
+            kind(kind_list);
+            u32(static_cast<std::uint32_t>(list.size()));
+            for (const auto& e : list) str(e);
         }
     }
+}
+
+/// The number of bytes encode_to passes for `doc`.
+[[nodiscard]] inline std::size_t encoded_size(const Document& doc) {
+    std::size_t n = 0;
+    encode_to([&](const char*, std::size_t k) { n += k; }, doc);
+    return n;
 }
 
 /// Bounds-checked reads over one document's bytes; failures are FormatErrors naming the
@@ -171,6 +179,9 @@ public:
         if (!c.done()) throw FormatError(name_ + ": document " + std::to_string(id) + ": unexpected bytes after it");
         return d;
     }
+
+    /// The size of document `id`'s bytes in the file (0 for a DocId without a document).
+    [[nodiscard]] std::size_t record_size(DocId id) const { return record(id).size(); }
 
     /// The key (Document::id) of document `id`, uncopied.
     [[nodiscard]] std::string_view key(DocId id) const {
