@@ -194,7 +194,7 @@ struct Engine::Impl {
         throw OutOfMemoryError("out of memory while indexing '" + what + "'" +
                                (size ? " (" + std::to_string(size) + " bytes)" : std::string()) +
                                ": the run stopped and nothing of it was committed; give the process more "
-                               "memory or split the file (about 6 KB of memory per section, see "
+                               "memory or split the file (about 3.3 KB of memory per section, see "
                                "docs/persistence.md)");
     }
 
