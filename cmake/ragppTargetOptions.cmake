@@ -71,3 +71,15 @@ function(ragpp_target_options target)
     target_compile_options(${target} PRIVATE -march=native)
   endif()
 endfunction()
+
+# ragpp_test_optimisation(target): tests and examples in a Release build compile at -O2,
+# not CMake's -O3: the same results (neither level reorders floating point), a quarter
+# less compile time (unit-engine: 47 s at -O3, 35 s at -O2), and the tests' run time
+# barely changes. The library, the tool and the benchmarks keep the build type's flags.
+set(RAGPP_TEST_OPTIMISATION "-O2" CACHE STRING
+    "Optimisation flag of the tests and examples in a Release build (empty: the build type's)")
+function(ragpp_test_optimisation target)
+  if(RAGPP_TEST_OPTIMISATION)
+    target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:${RAGPP_TEST_OPTIMISATION}>)
+  endif()
+endfunction()

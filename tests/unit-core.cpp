@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdio>
 #include <random>
 #include <set>
 #include <string>
@@ -40,6 +42,43 @@ TEST_CASE("DocSet set operations match std::set", "[core][bitset]") {
     CHECK(a.complement().ids() == std::vector<DocId>(c.begin(), c.end()));
     CHECK(DocSet::all(n).count() == n);
     CHECK_FALSE(a.test(static_cast<DocId>(n + 5)));  // beyond the universe: absent
+}
+
+// The oracle: <chrono>'s calendar (which Date no longer includes, to keep core/types.hpp light).
+TEST_CASE("Date's calendar equals std::chrono's: every day of 1600-2400, every 97th of 0000-9999", "[core]") {
+    auto check = [](std::int32_t days) {
+        const std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{days}}};
+        char text[40];
+        std::snprintf(text, sizeof text, "%04d-%02u-%02u", static_cast<int>(ymd.year()),
+                      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+        const Date d{days};
+        if (d.to_string() != text || Date::parse(text).days != days) FAIL("day " << days << " (" << text << ")");
+    };
+    const auto first = [](int y) {
+        return static_cast<std::int32_t>(
+            std::chrono::sys_days{std::chrono::year{y} / 1 / 1}.time_since_epoch().count());
+    };
+    for (std::int32_t days = first(1600); days < first(2401); ++days) check(days);
+    for (std::int32_t days = first(0); days < first(10000); days += 97) check(days);
+    // Days 28 to 31 of every month of 1600-2400 parse exactly when they exist.
+    for (int y = 1600; y <= 2400; ++y)
+        for (unsigned m = 1; m <= 12; ++m)
+            for (unsigned day = 28; day <= 31; ++day) {
+                char text[40];
+                std::snprintf(text, sizeof text, "%04d-%02u-%02u", y, m, day);
+                const bool exists = std::chrono::year_month_day{std::chrono::year{y}, std::chrono::month{m},
+                                                                std::chrono::day{day}}.ok();
+                bool parsed = true;
+                try {
+                    (void)Date::parse(text);
+                } catch (const ParseError&) {
+                    parsed = false;
+                }
+                if (parsed != exists) FAIL(text << (exists ? " exists" : " does not exist"));
+            }
+    CHECK_THROWS_AS(Date::parse("2024-00-10"), ParseError);
+    CHECK_THROWS_AS(Date::parse("2024-13-10"), ParseError);
+    CHECK_THROWS_AS(Date::parse("2024-01-00"), ParseError);
 }
 
 TEST_CASE("Date parses and prints ISO dates and rejects others", "[core]") {

@@ -3,10 +3,10 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <compare>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,20 +52,42 @@ struct Date {
             }
             return v;
         };
-        const std::chrono::year_month_day ymd{std::chrono::year{num(0, 4)},
-                                              std::chrono::month{static_cast<unsigned>(num(5, 2))},
-                                              std::chrono::day{static_cast<unsigned>(num(8, 2))}};
-        if (!ymd.ok()) throw bad();
-        return Date{static_cast<std::int32_t>(std::chrono::sys_days{ymd}.time_since_epoch().count())};
+        const int y = num(0, 4), m = num(5, 2), d = num(8, 2);
+        if (m < 1 || m > 12 || d < 1 || d > days_in_month(y, m)) throw bad();
+        return Date{days_from_civil(y, m, d)};
     }
     [[nodiscard]] std::string to_string() const {
-        const std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{days}}};
-        char buf[16];
-        const int y = static_cast<int>(ymd.year());
-        const unsigned m = static_cast<unsigned>(ymd.month());
-        const unsigned d = static_cast<unsigned>(ymd.day());
+        // The inverse of days_from_civil, in 400-year eras of 146,097 days (0000-03-01 based).
+        const std::int64_t z = std::int64_t{days} + 719468;
+        const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+        const auto doe = static_cast<unsigned>(z - era * 146097);                    // [0, 146096]
+        const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
+        const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                // [0, 365], from March 1
+        const unsigned mp = (5 * doy + 2) / 153;                                     // [0, 11], March = 0
+        const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+        const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+        const auto y = static_cast<int>(static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0));
+        char buf[40];  // room for any int (GCC checks snprintf sizes)
         std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", y, m, d);
         return buf;
+    }
+    /// Days of month `m` (1-12) of year `y` in the proleptic Gregorian calendar.
+    [[nodiscard]] static constexpr int days_in_month(int y, int m) noexcept {
+        constexpr int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        return m == 2 && leap ? 29 : days[m - 1];
+    }
+    /// Days from 1970-01-01 to the valid date y-m-d (negative before), counted in 400-year
+    /// eras whose years start on March 1 (so that the leap day ends a year). No <chrono>:
+    /// this header is included everywhere, and <chrono> would be half of what it costs.
+    [[nodiscard]] static constexpr std::int32_t days_from_civil(int y, int m, int d) noexcept {
+        const int yy = m <= 2 ? y - 1 : y;
+        const int era = (yy >= 0 ? yy : yy - 399) / 400;
+        const auto yoe = static_cast<unsigned>(yy - era * 400);                                  // [0, 399]
+        const unsigned doy = (153 * static_cast<unsigned>(m > 2 ? m - 3 : m + 9) + 2) / 5 +
+                             static_cast<unsigned>(d) - 1;                                      // [0, 365]
+        const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;                              // [0, 146096]
+        return static_cast<std::int32_t>(era * 146097 + static_cast<int>(doe) - 719468);
     }
     friend auto operator<=>(const Date&, const Date&) = default;
 };
