@@ -44,7 +44,7 @@ function(_layer_of path out)
   endif()
 endfunction()
 
-file(GLOB_RECURSE _headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/ragpp/*.hpp)
+file(GLOB_RECURSE _headers RELATIVE ${INCLUDE_DIR} ${INCLUDE_DIR}/ragpp/*.hpp ${INCLUDE_DIR}/ragpp/*.ipp)
 list(SORT _headers)
 set(_errors 0)
 foreach(_h IN LISTS _headers)

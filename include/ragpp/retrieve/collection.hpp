@@ -46,6 +46,7 @@
 #include <ragpp/chunk/chunker.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/undo_reserve.hpp>
 #include <ragpp/filter/access.hpp>
 #include <ragpp/filter/filter.hpp>
 #include <ragpp/filter/metadata_index.hpp>
@@ -445,6 +446,9 @@ private:
                                         const std::vector<std::string>& sections) {
         thaw();
         for (const auto& d : docs) MetadataIndex::validate(d.metadata, "chunk '" + d.id + "'");
+        // The retriever's batch releases its own reserve when it returns; this one covers
+        // the undo of a failure in the steps after it (the metadata index's, the places').
+        detail::UndoReserve reserve(docs.size());
         std::vector<DocId> ids;
         try {
             // A retriever that adds in batches (Retriever::add_documents, all or nothing) gets
@@ -460,6 +464,7 @@ private:
             }
             sources_.emplace(source_id, ids);
         } catch (...) {
+            reserve.release();
             erase_chunks(ids);
             throw;
         }

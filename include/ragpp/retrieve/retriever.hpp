@@ -38,6 +38,7 @@
 #include <ragpp/core/concepts.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/detail/undo_reserve.hpp>
 #include <ragpp/index/store.hpp>
 #include <ragpp/retrieve/fusion.hpp>
 
@@ -164,7 +165,7 @@ public:
         // Memory set aside for the undo, released before it runs: when memory runs out
         // midway, taking the batch back must not need memory the batch used up. Address
         // space only (never written, so no page is touched): 96 bytes a document + 16 MiB.
-        UndoReserve reserve(undo_reserve_bytes(docs.size()));
+        detail::UndoReserve reserve(docs.size());
         std::vector<DocId> ids;
         std::vector<std::shared_ptr<const Document>> stored;
         ids.reserve(docs.size());
@@ -357,18 +358,9 @@ private:
             add_to_indexes<I + 1>(id, doc);
         }
     }
-    /// Address space held while a batch is added and released before its undo.
-    struct UndoReserve {
-        explicit UndoReserve(std::size_t bytes) noexcept : p(new (std::nothrow) char[bytes]) {}
-        void release() noexcept { p.reset(); }
-        std::unique_ptr<char[]> p;
-    };
-    [[nodiscard]] static std::size_t undo_reserve_bytes(std::size_t documents) noexcept {
-        return (std::size_t{16} << 20) + 96 * documents;
-    }
     template <std::size_t I>
     void add_batch_to_indexes(const std::vector<DocId>& ids, const std::vector<std::shared_ptr<const Document>>& docs,
-                              UndoReserve& reserve) {
+                              detail::UndoReserve& reserve) {
         if constexpr (I < index_count) {
             auto& index = std::get<I>(indexes_);
             std::size_t done = 0;  // documents index I holds when it fails one by one
