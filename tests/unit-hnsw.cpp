@@ -17,6 +17,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -454,6 +455,104 @@ TEST_CASE("Hnsw: a Retriever fuses a BM25 index and an HNSW vector index", "[hns
     CHECK(top == std::set<std::string>{"d1", "d3"});
     r.remove_document(std::string_view("d1"));
     for (const auto& x : r.search("vector search", 3)) CHECK(x.document->id != "d1");
+}
+
+namespace {
+
+/// Reads a vector written as text ("0.25 -1 ..."): documents and queries of a Retriever
+/// that land on chosen points.
+struct TextVectorEmbedder {
+    std::size_t dim = 16;
+    [[nodiscard]] std::size_t dimension() const { return dim; }
+    [[nodiscard]] Eigen::VectorXf embed(std::string_view text, ragpp::Role) const {
+        Eigen::VectorXf v = Eigen::VectorXf::Zero(static_cast<Eigen::Index>(dim));
+        std::istringstream in{std::string(text)};
+        for (Eigen::Index j = 0; j < v.size(); ++j) in >> v[j];
+        return v;
+    }
+    [[nodiscard]] ragpp::RowMatrixXf embed_batch(std::span<const std::string> t, ragpp::Role r) const {
+        return ragpp::embed_rows(*this, t, r);
+    }
+    [[nodiscard]] std::string name() const { return "text-vector:" + std::to_string(dim); }
+};
+
+std::string as_text(const std::vector<float>& v) {
+    std::ostringstream out;
+    out.precision(9);
+    for (float x : v) out << x << ' ';
+    return out.str();
+}
+
+std::vector<DocId> ids_of(const std::vector<Hit>& hits) {
+    std::vector<DocId> out;
+    for (const Hit& h : hits) out.push_back(h.id);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("Hnsw: ef_search per query (SearchOptions), through the index and through a Retriever", "[hnsw][retriever]") {
+    // A sparse graph searched with ef 1 by default: a small candidate list misses
+    // neighbours that a larger one, asked per query, finds (the index's own ef unchanged).
+    const std::size_t n = 2000, dim = 16;
+    const auto data = make_vectors(n, dim, 21);
+    const auto queries = make_vectors(40, dim, 22);
+    Hnsw approx(VecEmbedder{dim}, {}, graph_options(4, 16, 1));
+    Flat exact(VecEmbedder{dim});
+    for (DocId i = 0; i < n; ++i) {
+        approx.add_vector(i, data[i]);
+        exact.add_vector(i, data[i]);
+    }
+    SearchOptions wide;
+    wide.ef_search = 400;
+    SearchOptions all;
+    all.ef_search = n;
+    double narrow_recall = 0, wide_recall = 0, all_recall = 0;
+    for (const auto& q : queries) {
+        const auto e = exact.search_vector(q, 10);
+        narrow_recall += recall(approx.search_vector(q, 10), e);
+        const auto w = approx.search_vector(q, 10, wide);
+        wide_recall += recall(w, e);
+        // The option is the explicit-ef overload's ef.
+        CHECK(ids_of(w) == ids_of(approx.search_vector(q, 10, SearchOptions{}, 400)));
+        all_recall += recall(approx.search_vector(q, 10, all), e);
+    }
+    const double m = static_cast<double>(queries.size());
+    CAPTURE(narrow_recall / m, wide_recall / m, all_recall / m);
+    CHECK(narrow_recall / m < 0.9);
+    CHECK(wide_recall / m >= 0.97);
+    CHECK(all_recall / m >= wide_recall / m);
+    CHECK(approx.hnsw_options().ef_search == 1);  // a query's option changes nothing stored
+    SearchOptions zero;
+    zero.ef_search = 0;
+    CHECK_THROWS_AS(approx.search_vector(queries[0], 10, zero), ragpp::InvalidArgument);
+
+    // A Retriever forwards it to its index, as given or per index, like the BM25 knobs:
+    // a one-index fusion keeps the index's order.
+    using TextHnsw = ragpp::VectorIndex<TextVectorEmbedder, ragpp::Hnsw>;
+    ragpp::Retriever<TextHnsw> r(TextHnsw(TextVectorEmbedder{dim}, {}, graph_options(4, 16, 1)));
+    for (DocId i = 0; i < n; ++i) r.add_document({std::to_string(i), as_text(data[i]), {}});
+    const auto& index = r.index<0>();
+    SearchOptions forwarded = wide;
+    forwarded.candidates = 10;
+    SearchOptions nested;
+    nested.candidates = 10;
+    nested.per_index = {wide};
+    SearchOptions few;
+    few.candidates = 10;
+    std::size_t differs = 0;
+    for (const auto& q : queries) {
+        const std::string text = as_text(q);
+        std::vector<DocId> fused, per_index, narrow;
+        for (const auto& x : r.search(text, 10, forwarded)) fused.push_back(x.id);
+        for (const auto& x : r.search(text, 10, nested)) per_index.push_back(x.id);
+        for (const auto& x : r.search(text, 10, few)) narrow.push_back(x.id);
+        CHECK(fused == ids_of(index.search(text, 10, wide)));
+        CHECK(per_index == fused);
+        CHECK(narrow == ids_of(index.search(text, 10)));
+        differs += narrow != fused ? 1 : 0;
+    }
+    CHECK(differs > 0);  // the forwarded option reached the graph search
 }
 
 namespace {

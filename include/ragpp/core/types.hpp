@@ -196,6 +196,12 @@ struct SearchOptions {
     /// The statistics BM25 scores with; null: the whole index's (see ReaderStatistics).
     std::shared_ptr<const ReaderStatistics> statistics;
 
+    // --- Vector knobs ----------------------------------------------------------
+    /// HNSW's candidate list size for this query (VectorIndex<E, Hnsw> uses max(ef, k));
+    /// unset: the index's HnswOptions::ef_search. Exact indexes (Flat) ignore it. A
+    /// Retriever forwards it to each index, like the BM25 knobs (per_index: one each).
+    std::optional<std::size_t> ef_search;
+
     [[nodiscard]] bool allows(DocId id) const noexcept { return !allowed || allowed->test(id); }
 
     /// Convenience: options restricted to `set`.

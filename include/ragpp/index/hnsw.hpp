@@ -234,17 +234,23 @@ public:
         return v;
     }
 
-    /// The k best documents for `query`, embedded as a query (approximate).
+    /// The k best documents for `query`, embedded as a query (approximate; options.ef_search
+    /// sets this query's candidate list, see search_vector).
     [[nodiscard]] std::vector<Hit> search(std::string_view query, std::size_t k, const SearchOptions& options = {}) const {
+        if (options.ef_search && *options.ef_search == 0)
+            throw InvalidArgument("VectorIndex<Hnsw>::search: SearchOptions::ef_search must be >= 1");
         if (k == 0 || size() == 0) return {};
         const Eigen::VectorXf q = embedder_.embed(query, Role::query);
         return search_vector(std::span<const float>(q.data(), dim_), k, options);
     }
-    /// The k best documents for a query vector, searched with the index's ef_search.
-    /// Throws DimensionError on a wrong length, InvalidArgument on a NaN or infinite value.
+    /// The k best documents for a query vector, searched with options.ef_search, or the
+    /// index's ef_search when it is unset. Throws DimensionError on a wrong length,
+    /// InvalidArgument on a NaN or infinite value or on options.ef_search 0.
     [[nodiscard]] std::vector<Hit> search_vector(std::span<const float> query, std::size_t k,
                                                  const SearchOptions& options = {}) const {
-        return search_vector(query, k, options, hnsw_.ef_search);
+        if (options.ef_search && *options.ef_search == 0)
+            throw InvalidArgument("VectorIndex<Hnsw>::search: SearchOptions::ef_search must be >= 1");
+        return search_vector(query, k, options, options.ef_search.value_or(hnsw_.ef_search));
     }
     /// The same with the candidate list size `ef` of this call (max(ef, k) is used).
     [[nodiscard]] std::vector<Hit> search_vector(std::span<const float> query, std::size_t k,
