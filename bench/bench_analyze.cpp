@@ -10,7 +10,7 @@
 // installed. When the BM25 index (ragpp/index/bm25.hpp) is present, it also prints the
 // nDCG@10 of Lucene-variant BM25 (k1 = 0.9, b = 0.4, Anserini's BEIR settings) on the
 // test queries: SciFact with the english analyzer and its variants (what the
-// identifier terms change), PIAF with french, JaQuAD with cjk (and standard on both). Targets (issue 3): standard >= 40 MB/s, english >= 20 MB/s.
+// identifier terms change), PIAF with french, JaQuAD with cjk (and standard on both). Targets: standard >= 40 MB/s, english >= 20 MB/s.
 #include <ragpp/io/beir.hpp>
 #include <ragpp/text/analyzer.hpp>
 

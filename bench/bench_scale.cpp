@@ -1,4 +1,4 @@
-// bench_scale: how ragpp's indexes grow with the collection (issue 15 point 6).
+// bench_scale: how ragpp's indexes grow with the collection.
 //
 // A synthetic collection of --docs chunks (fixed seed): each chunk has 20 to 60 terms
 // (uniform, mean 40) drawn from --vocab terms with P(rank r) proportional to 1 / r^1.07

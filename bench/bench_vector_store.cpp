@@ -1,4 +1,4 @@
-// Quantized storage and mapped open of VectorIndex (issue 15, points 2 and 3). One thread,
+// Quantized storage and mapped open of VectorIndex. One thread,
 // fixed seeds; one JSON line per configuration.
 //
 //   --glove FILE   real vectors (GloVe 6B 100d from bench/glove_from_npm.sh, word2vec text,

@@ -28,7 +28,7 @@ add_executable(bench_bm25_synthetic ${CMAKE_CURRENT_LIST_DIR}/bm25_synthetic.cpp
 target_link_libraries(bench_bm25_synthetic PRIVATE ragpp::ragpp)
 ragpp_target_options(bench_bm25_synthetic)
 
-# Today's uncompressed postings side by side (issue 15.1): the BM25 headers of format 3
+# Today's uncompressed postings side by side: the BM25 headers of format 3
 # (commit 3829e73, 8-byte postings and a forward index) taken from git history at
 # configure time, renamed into ragpp::detail::bm25_v3 and ragpp::BM25IndexV3 so both
 # builds live in one program. Skipped with a message when the history is absent.

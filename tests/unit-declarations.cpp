@@ -214,7 +214,7 @@ TEST_CASE("declarations: a collection locks the field its policy reads", "[decla
 
 TEST_CASE("declarations: a group name is a token; null, booleans, spaces at an end and controls lock the note",
           "[declarations][hostile]") {
-    // Issue 25: `groups: true` became the group "true", which `--as true` unlocked.
+    // Once, `groups: true` became the group "true", which `--as true` unlocked.
     const char* const slips[] = {
         "---\ngroups: true\n---\n",          "---\ngroups: True\n---\n",        "---\ngroups: FALSE\n---\n",
         "---\ngroups: ~\n---\n",             "---\ngroups: yes\n---\n",         "---\ngroups: off\n---\n",
@@ -263,7 +263,7 @@ std::string jsonl_error(const std::string& json, bool metadata_read = true) {
 }  // namespace
 
 TEST_CASE("declarations: a JSONL document's access slips are errors naming the line and the key", "[declarations][hostile]") {
-    // Issue 25: each of these went public.
+    // Once, each of these went public.
     struct Slip {
         const char* line;
         const char* what;
@@ -306,7 +306,7 @@ TEST_CASE("declarations: a JSONL document's access slips are errors naming the l
 }
 
 TEST_CASE("declarations: a JSONL line with a key twice is an error naming the line and the key", "[declarations][hostile]") {
-    // Issue 25: a second "metadata" replaced the first (nlohmann keeps the last).
+    // Once, a second "metadata" replaced the first (nlohmann keeps the last).
     CHECK(ragpp::detail::json_duplicate_key(R"({"a":1,"b":2})") == std::nullopt);
     CHECK(ragpp::detail::json_duplicate_key(R"({"a":{"x":1},"b":{"x":2},"c":[{"x":1},{"x":1}]})") == std::nullopt);
     CHECK(ragpp::detail::json_duplicate_key(R"({"metadata":{"groups":["hr"]},"metadata":{}})") == "metadata");

@@ -305,7 +305,7 @@ const std::u32string fold_fillers[] = {U"",       U"\u200C", U"\u200D", U"\u2062
 
 }  // namespace
 
-TEST_CASE("neutralize: the look-alike payloads of issue 25 (F15) leave no marker or delimiter", "[evidence][forgery]") {
+TEST_CASE("neutralize: the look-alike payloads (confusable brackets, digits, invisible marks) leave no marker or delimiter", "[evidence][forgery]") {
     // The reported classes, written out (independent of the table).
     CHECK(neutralize("<\u200C<\u200C<END EVIDENCE") == "< < <END EVIDENCE");
     CHECK(neutralize("<\u0338<\u0338<\u0338END") == "< < <END");

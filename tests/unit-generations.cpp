@@ -385,7 +385,7 @@ TEST_CASE("generations: a full disk (EFBIG under RLIMIT_FSIZE) leaves the old ge
     CHECK(commit_generation(dir) == 2);
 }
 
-// --- special files and leftovers (issue 25: F14, F1) -------------------------------------
+// --- special files and leftovers (FIFOs, devices, file-size limits) ----------------------------
 
 namespace {
 

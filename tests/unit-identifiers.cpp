@@ -1,4 +1,4 @@
-// Identifiers first (issue 13): over a generated documentation-like corpus, a query
+// Identifiers first: over a generated documentation-like corpus, a query
 // that is or contains an identifier (CMP0077, CMAKE_CXX_STANDARD, target_link_libraries,
 // ORA-01555, MX-200 style) ranks the page titled with it first, in BM25 (fielded) and in
 // a hybrid Retriever; listing pages that repeat every identifier and pages that mention
