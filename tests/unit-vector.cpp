@@ -1,3 +1,5 @@
+#include <ragpp/detail/cpu.hpp>
+#include <ragpp/detail/nn.hpp>
 #include <ragpp/embed/hashing.hpp>
 #include <ragpp/index/vector.hpp>
 #include <ragpp/retrieve/retriever.hpp>
@@ -6,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -750,4 +753,26 @@ TEST_CASE("VectorIndex: files of format 1 are refused, forged counts are FormatE
                       Catch::Contains("truncated while reading embedder name"));
     CHECK_THROWS_WITH(Index::load(forged(16, 4, 4), ParsedEmbedder{dim}), Catch::Contains("a newer ragpp (vector index format 4;"));
     CHECK(Index::load(path, ParsedEmbedder{dim}).size() == 2);
+}
+
+TEST_CASE("RAGPP_SIMD caps both kernel families alike (detail/cpu.hpp, read once)", "[vector][simd]") {
+    namespace d = ragpp::detail;
+    const char* env = std::getenv("RAGPP_SIMD");
+    const std::string cap = env ? env : "";
+    const auto vector_isa = d::simd::kernels().isa;
+    const auto nn_isa = d::nn::active_isa();
+    CHECK(d::simd_cap() == (cap == "scalar" ? d::SimdCap::scalar : cap == "avx2" ? d::SimdCap::avx2 : d::SimdCap::none));
+    if (cap == "scalar") {
+        CHECK(vector_isa == d::simd::Isa::scalar);
+        CHECK(nn_isa == d::nn::Isa::scalar);
+    } else if (cap == "avx2") {
+        CHECK(vector_isa != d::simd::Isa::avx512);
+        CHECK_FALSE(d::nn::is_avx512(nn_isa));
+    }
+    // Without a cap, the best this CPU runs, by the same probe.
+    const auto& f = d::cpu_features();
+    if (cap.empty()) {
+        CHECK((vector_isa == d::simd::Isa::avx512) == d::simd::supported(d::simd::Isa::avx512));
+        CHECK(d::nn::is_avx512(nn_isa) == (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx2 && f.fma));
+    }
 }

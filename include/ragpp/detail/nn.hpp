@@ -55,14 +55,9 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/aligned_allocator.hpp>
+#include <ragpp/detail/cpu.hpp>
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#include <cpuid.h>
-#include <immintrin.h>
-#define RAGPP_NN_X86 1
-#else
-#define RAGPP_NN_X86 0
-#endif
+#define RAGPP_NN_X86 RAGPP_X86_DISPATCH
 
 namespace ragpp::detail::nn {
 
@@ -85,39 +80,19 @@ inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::
     }
 }
 
-namespace impl {
-#if RAGPP_NN_X86
-/// AVX-VNNI (VEX-encoded vpdpbusd): CPUID.(EAX=7, ECX=1):EAX bit 4 (Intel SDM vol. 2,
-/// CPUID). Checked through cpuid because __builtin_cpu_supports("avxvnni") is missing
-/// from some compilers we support.
-inline bool cpu_has_avxvnni() noexcept {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (__get_cpuid_count(7, 1, &a, &b, &c, &d) == 0) return false;
-    return (a & (1U << 4)) != 0;
-}
-#endif
-}  // namespace impl
-
-/// Whether this CPU (and OS) can run `isa` (probed once: cpuid exits to the hypervisor
-/// in a virtual machine, too slow for every call of a row kernel).
+/// Whether this CPU (and OS) can run `isa` (detail/cpu.hpp's probe, made once).
 [[nodiscard]] inline bool supported(Isa isa) noexcept {
-    struct Table {
-        bool ok[5] = {true, false, false, false, false};
-        Table() noexcept {
-#if RAGPP_NN_X86
-            const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-            const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-            ok[static_cast<int>(Isa::avx2)] = avx2;
-            ok[static_cast<int>(Isa::avx2_vnni)] = avx2 && impl::cpu_has_avxvnni();
-            ok[static_cast<int>(Isa::avx512)] = avx512;
-            ok[static_cast<int>(Isa::avx512_vnni)] = avx512 && __builtin_cpu_supports("avx512vnni");
-#endif
-        }
-    };
-    static const Table table;
-    const int i = static_cast<int>(isa);
-    return i >= 0 && i < 5 && table.ok[i];
+    const CpuFeatures& f = cpu_features();
+    const bool avx2 = f.avx2 && f.fma;
+    const bool avx512 = avx2 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
+    switch (isa) {
+        case Isa::scalar: return true;
+        case Isa::avx2: return avx2;
+        case Isa::avx2_vnni: return avx2 && f.avxvnni;
+        case Isa::avx512: return avx512;
+        case Isa::avx512_vnni: return avx512 && f.avx512vnni;
+    }
+    return false;
 }
 
 /// `isa` itself when supported, else the best supported path below it.
@@ -133,16 +108,14 @@ inline bool cpu_has_avxvnni() noexcept {
     }
 }
 
-/// The best path for this CPU, chosen once; RAGPP_SIMD=scalar|avx2|avx512 caps it.
+/// The best path for this CPU, chosen once, capped by RAGPP_SIMD (detail/cpu.hpp).
 [[nodiscard]] inline Isa active_isa() noexcept {
     static const Isa chosen = [] {
-        Isa best = usable(Isa::avx512_vnni);
-        if (const char* cap = std::getenv("RAGPP_SIMD")) {
-            const std::string_view c(cap);
-            if (c == "scalar") best = Isa::scalar;
-            else if (c == "avx2") best = usable(Isa::avx2_vnni);
+        switch (simd_cap()) {
+            case SimdCap::scalar: return Isa::scalar;
+            case SimdCap::avx2: return usable(Isa::avx2_vnni);
+            default: return usable(Isa::avx512_vnni);
         }
-        return best;
     }();
     return chosen;
 }

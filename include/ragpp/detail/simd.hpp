@@ -23,13 +23,7 @@
 #include <cstring>
 #include <string_view>
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#include <cpuid.h>
-#include <immintrin.h>
-#define RAGPP_X86_DISPATCH 1
-#else
-#define RAGPP_X86_DISPATCH 0
-#endif
+#include <ragpp/detail/cpu.hpp>
 
 namespace ragpp::detail::simd {
 
@@ -555,29 +549,14 @@ struct Kernels {
     std::int32_t (*dot_i8)(const std::int8_t*, const std::int8_t*, std::size_t) noexcept = &dot_i8_scalar;
 };
 
-#if RAGPP_X86_DISPATCH
-/// F16C (CPUID leaf 1, ECX bit 29), read directly: clang 14's __builtin_cpu_supports
-/// does not know the "f16c" name.
-[[nodiscard]] inline bool has_f16c() noexcept {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1U << 29)) != 0;
-}
-#endif
-
-/// Whether this CPU (and OS) can run `isa`.
+/// Whether this CPU (and OS) can run `isa` (detail/cpu.hpp's probe).
 [[nodiscard]] inline bool supported(Isa isa) noexcept {
-#if RAGPP_X86_DISPATCH
+    const CpuFeatures& f = cpu_features();
     switch (isa) {
-        case Isa::avx2:
-            return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
-        case Isa::avx512:
-            return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                   __builtin_cpu_supports("fma");
+        case Isa::avx2: return f.avx2 && f.fma && f.f16c;
+        case Isa::avx512: return f.avx512f && f.avx512bw && f.fma;
         default: return true;
     }
-#else
-    return isa == Isa::scalar;
-#endif
 }
 
 /// The kernels of `isa`; the scalar ones when this CPU cannot run it.
@@ -590,22 +569,18 @@ struct Kernels {
     } else if (isa == Isa::avx512) {
         k = Kernels{Isa::avx512, &dot_f32_avx512, &rows_f32_avx512, &rows_f16_avx512, &rows_i8_avx512, &rows4q_f32_avx512,
                     &dot_i8_avx512};
-        if (__builtin_cpu_supports("avx512vnni")) k.rows_i8 = &rows_i8_vnni;
+        if (cpu_features().avx512vnni) k.rows_i8 = &rows_i8_vnni;
     }
 #endif
     return k;
 }
 
-/// The best kernels for this CPU, chosen once. The environment variable RAGPP_SIMD
-/// (`scalar`, `avx2` or `avx512`) caps the choice, for tests and benchmarks.
+/// The best kernels for this CPU, chosen once, capped by RAGPP_SIMD (detail/cpu.hpp).
 [[nodiscard]] inline const Kernels& kernels() noexcept {
     static const Kernels chosen = [] {
         Isa best = supported(Isa::avx512) ? Isa::avx512 : supported(Isa::avx2) ? Isa::avx2 : Isa::scalar;
-        if (const char* cap = std::getenv("RAGPP_SIMD")) {
-            const std::string_view c(cap);
-            if (c == "scalar") best = Isa::scalar;
-            else if (c == "avx2" && best == Isa::avx512) best = Isa::avx2;
-        }
+        if (simd_cap() == SimdCap::scalar) best = Isa::scalar;
+        else if (simd_cap() == SimdCap::avx2 && best == Isa::avx512) best = Isa::avx2;
         return kernels_for(best);
     }();
     return chosen;

@@ -77,7 +77,7 @@
 #include <ragpp/embed/detail/json_file.hpp>
 #include <ragpp/detail/json.hpp>
 #include <ragpp/detail/nn.hpp>
-#include <ragpp/embed/detail/transformer.hpp>
+#include <ragpp/detail/parallel.hpp>
 #include <ragpp/embed/detail/transformer_tokens.hpp>
 #include <ragpp/embed/detail/transformer_weights.hpp>
 #include <ragpp/embed/embedder.hpp>

@@ -34,6 +34,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/nn.hpp>
+#include <ragpp/detail/parallel.hpp>
 #include <ragpp/embed/transformer.hpp>
 #include <ragpp/rerank/reranker.hpp>
 

@@ -62,43 +62,11 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/aligned_allocator.hpp>
 #include <ragpp/detail/mapped_file.hpp>
+#include <ragpp/detail/parallel.hpp>
 #include <ragpp/detail/simd.hpp>
 #include <ragpp/index/detail/int8_codes.hpp>
 
 namespace ragpp::detail {
-
-/// Runs f(i) for every i in [0, n) on up to `threads` threads (the caller's included);
-/// the first exception thrown is rethrown after every thread stopped. A thread that
-/// cannot be started leaves its share to the others.
-template <class F>
-void hnsw_parallel_for(std::size_t n, unsigned threads, F&& f) {
-    if (threads <= 1 || n < 2) {
-        for (std::size_t i = 0; i < n; ++i) f(i);
-        return;
-    }
-    std::atomic<std::size_t> next{0};
-    std::vector<std::exception_ptr> errors(threads);
-    const auto work = [&](unsigned t) noexcept {
-        try {
-            for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) f(i);
-        } catch (...) {
-            errors[t] = std::current_exception();
-            next.store(n);
-        }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < threads && t < n; ++t) {
-        try {
-            pool.emplace_back(work, t);
-        } catch (...) {  // no more threads: the others share the work
-            break;
-        }
-    }
-    work(0);
-    for (auto& th : pool) th.join();
-    for (auto& e : errors)
-        if (e) std::rethrow_exception(e);
-}
 
 /// A query prepared for the graph's scoring: the float32 values (float32 graphs) or the
 /// int8 codes and their scale (int8 graphs), each `stride` long and zero padded, and |q|^2.
@@ -643,7 +611,7 @@ private:
     /// in-links of every node they chose.
     void plan_links(BatchPlan& p, unsigned threads) const {
         const std::size_t n = p.slots.size();
-        hnsw_parallel_for(n, threads, [&](std::size_t i) {
+        parallel_for(n, std::max(threads, 1U), [&](std::size_t i) {
             const std::uint32_t s = p.slots[i];
             const int L = p.levels[i];
             const HnswQuery q = node_query(s);
@@ -708,7 +676,7 @@ private:
             if (r == 0 || req[r].target != req[r - 1].target || req[r].level != req[r - 1].level) group.push_back(r);
         group.push_back(req.size());
         p.updates.resize(group.size() - 1);
-        hnsw_parallel_for(group.size() - 1, threads, [&](std::size_t g) {
+        parallel_for(group.size() - 1, std::max(threads, 1U), [&](std::size_t g) {
             const std::size_t b = group[g], e = group[g + 1];
             const std::uint32_t t = req[b].target;
             const int lc = req[b].level;

@@ -1,0 +1,73 @@
+// ragpp detail: the one CPU probe of the library. What this CPU (and OS) can run, read
+// once, and the cap the environment variable RAGPP_SIMD puts on it (`scalar`, `avx2`;
+// `avx512` or unset: no cap), read once. The vector kernels (detail/simd.hpp) and the
+// transformer kernels (detail/nn.hpp) both choose their code path from these two.
+#pragma once
+
+#include <cstdlib>
+#include <string_view>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define RAGPP_X86_DISPATCH 1
+#else
+#define RAGPP_X86_DISPATCH 0
+#endif
+
+namespace ragpp::detail {
+
+/// The instruction set extensions the kernels use.
+struct CpuFeatures {
+    bool avx2 = false;
+    bool fma = false;
+    bool f16c = false;
+    bool avx512f = false;
+    bool avx512bw = false;
+    bool avx512vl = false;
+    bool avx512dq = false;
+    bool avx512vnni = false;
+    bool avxvnni = false;  // VEX-encoded vpdpbusd (256-bit)
+};
+
+/// This CPU's features, probed once (cpuid exits to the hypervisor in a virtual machine:
+/// too slow for every call of a kernel). __builtin_cpu_supports where every compiler we
+/// support knows the name; cpuid directly for F16C (CPUID.1:ECX bit 29, unknown to
+/// clang 14's builtin) and AVX-VNNI (CPUID.(EAX=7, ECX=1):EAX bit 4, Intel SDM vol. 2).
+[[nodiscard]] inline const CpuFeatures& cpu_features() noexcept {
+    static const CpuFeatures features = [] {
+        CpuFeatures f;
+#if RAGPP_X86_DISPATCH
+        f.avx2 = __builtin_cpu_supports("avx2");
+        f.fma = __builtin_cpu_supports("fma");
+        f.avx512f = __builtin_cpu_supports("avx512f");
+        f.avx512bw = __builtin_cpu_supports("avx512bw");
+        f.avx512vl = __builtin_cpu_supports("avx512vl");
+        f.avx512dq = __builtin_cpu_supports("avx512dq");
+        f.avx512vnni = __builtin_cpu_supports("avx512vnni");
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        f.f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1U << 29)) != 0;
+        a = b = c = d = 0;
+        f.avxvnni = __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1U << 4)) != 0;
+#endif
+        return f;
+    }();
+    return features;
+}
+
+/// What RAGPP_SIMD allows: every path (unset, `avx512`, anything else), AVX2 at most
+/// (`avx2`), or the scalar path only (`scalar`). For tests and benchmarks.
+enum class SimdCap { none, avx2, scalar };
+
+/// RAGPP_SIMD, read once.
+[[nodiscard]] inline SimdCap simd_cap() noexcept {
+    static const SimdCap cap = [] {
+        const char* value = std::getenv("RAGPP_SIMD");
+        if (value == nullptr) return SimdCap::none;
+        const std::string_view v(value);
+        return v == "scalar" ? SimdCap::scalar : v == "avx2" ? SimdCap::avx2 : SimdCap::none;
+    }();
+    return cap;
+}
+
+}  // namespace ragpp::detail
