@@ -1154,7 +1154,7 @@ TEST_CASE("evaluation run: the default pipelines, their names, and the plan's mi
     CHECK(corpus_label_prefixes("a/b/notes") == std::vector<std::string>{"a/b/notes/", "b/notes/", "notes/"});
 }
 
-TEST_CASE("evaluation run: labels resolved, unmatched and hidden; a TREC run as a row; figures by hand", "[engine][eval]") {
+TEST_CASE("evaluation run: labels resolved, unmatched and hidden, a TREC run as a row, figures by hand", "[engine][eval]") {
     ragpp_test::TempDir corpus;
     write_eval_corpus(corpus.path);
     const auto e = Engine::build(corpus.path, test_config());
