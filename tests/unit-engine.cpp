@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <ragpp/engine/engine.hpp>
+#include <ragpp/engine/evaluation_run.hpp>
 
 #include "support.hpp"
 
@@ -1082,4 +1083,167 @@ TEST_CASE("engine: files not UTF-8 past 8 KiB are left out, locked notes listed,
     CHECK(Engine::config_from_json(j).unlabeled == Unlabeled::allow);
     j["unlabeled"] = "secret";
     CHECK_THROWS_WITH(Engine::config_from_json(j), Catch::Contains("unlabeled must be public or private"));
+}
+
+// --- the evaluation run (engine/evaluation_run.hpp): what `ragpp eval` runs ---
+
+namespace {
+
+/// Three notes, one chunk each: two public, one for admins only.
+void write_eval_corpus(const fs::path& dir) {
+    write_file(dir / "backup.md", "# Backups\n\nThe backup runs every night at two.\n", 1);
+    write_file(dir / "router.md", "# Router\n\nHold the router button to reset it.\n", 2);
+    write_file(dir / "secret.md", "---\ngroups: [admins]\n---\n# Salaries\n\nThe salary codename is bluefalcon.\n", 3);
+}
+
+std::vector<std::string> names_of(const std::vector<PipelineReport>& reports) {
+    std::vector<std::string> out;
+    for (const auto& r : reports) out.push_back(r.name());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("evaluation run: the default pipelines, their names, and the plan's mistakes", "[engine][eval]") {
+    EngineConfig c;  // the hashing embedder: bm25 first
+    EvaluationPlan plan;
+    auto names = [&](const EngineConfig& config) {
+        std::vector<std::string> out;
+        for (const auto& o : evaluation_pipelines(plan, config)) out.push_back(o.name);
+        return out;
+    };
+    CHECK(names(c) == std::vector<std::string>{"bm25", "vector", "hybrid"});
+    EngineConfig semantic = c;
+    semantic.embedder = "model2vec:some-model";  // a semantic embedder: hybrid first
+    CHECK(names(semantic) == std::vector<std::string>{"hybrid", "bm25", "vector"});
+    plan.pipelines = {{SearchMode::bm25, {}}, {SearchMode::hybrid, {1.0, 0.5}}};
+    plan.rerankers = {"none", "proximity"};
+    CHECK(names(c) == std::vector<std::string>{"bm25", "bm25+proximity", "hybrid(1,0.5)", "hybrid(1,0.5)+proximity"});
+    const auto options = evaluation_pipelines(plan, c);
+    CHECK(options[3].reranker == "proximity");
+    CHECK(options[3].weights == std::vector<double>{1.0, 0.5});
+    CHECK(options[0].depth == c.candidates);
+
+    // Mistakes of the plan, before any work.
+    plan.rerankers.clear();
+    plan.pipelines = {{SearchMode::bm25, {}}, {SearchMode::bm25, {}}};
+    CHECK_THROWS_AS(evaluation_pipelines(plan, c), InvalidArgument);
+    plan.pipelines = {{SearchMode::hybrid, {}}, {SearchMode::hybrid, {1.0, 1.0}}};  // the same weights as the config's
+    CHECK_THROWS_WITH(evaluation_pipelines(plan, c), Catch::Contains("pipeline 'hybrid' given twice"));
+    plan.pipelines = {{SearchMode::bm25, {}}};
+    TrecRun run;
+    run.source = "other.run";
+    run.tag = "other";
+    plan.runs = {run, run};  // the second is named by its file: "run:other", "run:other.run"
+    CHECK(evaluation_pipelines(plan, c).size() == 1);
+    plan.runs = {run, run, run};
+    CHECK_THROWS_WITH(evaluation_pipelines(plan, c), Catch::Contains("run 'other.run' given twice"));
+    plan.runs.clear();
+    plan.passages = 0;
+    CHECK_THROWS_AS(evaluation_pipelines(plan, c), InvalidArgument);
+    plan.passages = 1;
+    plan.ks = {0, 3};
+    CHECK_THROWS_AS(evaluation_pipelines(plan, c), InvalidArgument);
+    plan.ks = {3};
+    plan.target_precision = 0;
+    CHECK_THROWS_AS(evaluation_pipelines(plan, c), InvalidArgument);
+    plan.target_precision = 0.9;
+    plan.rerankers = {"cross"};
+    CHECK_THROWS_AS(evaluation_pipelines(plan, c), InvalidArgument);
+
+    CHECK(corpus_label_prefixes("a/b/notes") == std::vector<std::string>{"a/b/notes/", "b/notes/", "notes/"});
+}
+
+TEST_CASE("evaluation run: labels resolved, unmatched and hidden, a TREC run as a row, figures by hand", "[engine][eval]") {
+    ragpp_test::TempDir corpus;
+    write_eval_corpus(corpus.path);
+    const auto e = Engine::build(corpus.path, test_config());
+    QuestionSet qs;
+    qs.push_back({"q1", "backup every night", {{"backup.md", 1.0}}, std::string("every night at two"), {}});
+    qs.push_back({"q2", "salary codename", {{"secret.md", 1.0}, {"nowhere.md", 1.0}}, {}, {}});
+    qs.push_back({"q3", "capital of peru", {}, {}, {}});  // unanswerable
+
+    EvaluationPlan plan;
+    plan.ks = {2, 1};
+    plan.passages = 1;
+    std::ostringstream text;
+    text << "q1 Q0 ghost.md:1 1 2.0 other\nq1 Q0 backup.md:1 2 1.0 other\nzzz Q0 router.md:1 1 1.0 other\n";
+    std::istringstream in(text.str());
+    plan.runs.push_back(parse_trec_run(in, "other.run"));
+    std::vector<std::string> stages;
+    plan.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+        CHECK(total == 3);
+        if (done == 0) stages.emplace_back(stage);
+    };
+    const auto r = run_evaluation(e, qs, plan);
+
+    CHECK(r.default_pipelines);
+    CHECK(r.default_mode == SearchMode::bm25);
+    CHECK(names_of(r.pipelines) == std::vector<std::string>{"bm25", "vector", "hybrid"});
+    CHECK(names_of(r.rows) == std::vector<std::string>{"bm25", "vector", "hybrid", "run:other"});
+    CHECK(r.pipeline_files == std::vector<std::string>{"bm25", "vector", "hybrid"});
+    CHECK(stages == std::vector<std::string>{"evaluating bm25", "evaluating vector", "evaluating hybrid"});
+    CHECK(r.ks == std::vector<std::size_t>{1, 2});
+    // The reader without groups reads two chunks; secret.md's label can only be missed.
+    CHECK(r.readable_chunks == 2);
+    CHECK(r.labels.labels == 3);
+    CHECK(r.labels.unmatched == std::vector<std::string>{"nowhere.md"});
+    CHECK(r.hidden_labels == std::vector<std::string>{"secret.md"});
+    // One answer, and it occurs in what the reader reads.
+    CHECK(r.has_answers);
+    CHECK(r.with_answer == 1);
+    CHECK(r.answers_in_corpus == 1);
+    // The run: ghost.md:1 and router.md:1 under an unknown query; ghost.md:1 is no chunk.
+    REQUIRE(r.runs.size() == 1);
+    CHECK(r.runs[0].name == "run:other");
+    CHECK(r.runs[0].lines == 3);
+    CHECK(r.runs[0].unknown_docnos == 1);
+    CHECK(r.runs[0].unknown_docno_example == "ghost.md:1");
+    CHECK(r.runs[0].unknown_queries == std::vector<std::string>{"zzz"});
+    CHECK(r.runs[0].questions_missing == 1);  // q2
+    // By hand: two answerable questions. bm25 finds backup.md first for q1 and can never
+    // reach q2's labels (one hidden, one nowhere): recall@1 = (1 + 0) / 2. The run ranks
+    // backup.md second for q1 and has no line for q2: recall@1 = 0, recall@2 = 1/2,
+    // MRR = (1/2 + 0) / 2.
+    const auto& bm25 = r.rows[0];
+    CHECK(bm25.summary(Measure::recall, 1).questions == 2);
+    CHECK(bm25.summary(Measure::recall, 1).mean == Approx(0.5));
+    const auto& other = r.rows[3];
+    CHECK(other.summary(Measure::recall, 1).mean == Approx(0.0));
+    CHECK(other.summary(Measure::recall, 2).mean == Approx(0.5));
+    CHECK(other.summary(Measure::mrr, no_cutoff).mean == Approx(0.25));
+    // Answerable and unanswerable questions: one abstention per pipeline.
+    CHECK(r.answerable == 2);
+    CHECK(r.unanswerable == 1);
+    CHECK(r.abstention.size() == 3);
+    // The JSON of ragpp eval --json.
+    const auto j = r.to_json();
+    CHECK(j["pipelines"].size() == 4);
+    CHECK(j["runs"][0]["unknown_docnos"] == 1);
+    CHECK(j["runs"][0]["match"] == "chunk");
+    CHECK(j["answers_in_corpus"]["occurring"] == 1);
+
+    // An admin reads secret.md: nothing hidden, three chunks.
+    plan.principal = Principal::with_groups({"admins"});
+    plan.runs.clear();
+    plan.pipelines = {{SearchMode::bm25, {}}};
+    plan.progress = {};
+    const auto admin = run_evaluation(e, qs, plan);
+    CHECK(admin.readable_chunks == 3);
+    CHECK(admin.hidden_labels.empty());
+    CHECK_FALSE(admin.default_pipelines);
+    CHECK(admin.rows.size() == 1);
+    CHECK(admin.rows[0].summary(Measure::recall, 2).mean == Approx(0.75));  // q2: secret.md of its two labels
+
+    // Labels written from the corpus's parent match with its prefixes; none matching is an error.
+    QuestionSet from_parent{{"q1", "backup every night", {{"notes/backup.md", 1.0}}, {}, {}}};
+    plan.corpus_prefixes = corpus_label_prefixes("data/notes");
+    const auto resolved = run_evaluation(e, from_parent, plan);
+    CHECK(resolved.labels.resolved == 1);
+    CHECK(resolved.questions[0].relevant.count("backup.md") == 1);
+    plan.corpus_prefixes.clear();
+    plan.questions_name = "set.json";
+    CHECK_THROWS_AS(run_evaluation(e, from_parent, plan), NotFoundError);
+    CHECK_THROWS_WITH(run_evaluation(e, from_parent, plan), Catch::Contains("question set 'set.json': none of its 1"));
+    CHECK_THROWS_AS(run_evaluation(e, QuestionSet{}, plan), InvalidArgument);
 }

@@ -4,6 +4,7 @@
 #include "progress.hpp"
 
 #include <ragpp/engine/engine.hpp>
+#include <ragpp/engine/evaluation_run.hpp>
 
 #include <ragpp/chunk/chunk_types.hpp>
 #include <ragpp/chunk/front_matter.hpp>
@@ -167,9 +168,9 @@ const std::string& check_reranker(const std::string& name) {
     return name;
 }
 
-PipelineSpec parse_pipeline(const std::string& spec) {
+ragpp::EvaluationPipeline parse_pipeline(const std::string& spec) {
     const auto colon = spec.find(':');
-    PipelineSpec p{parse_mode(spec.substr(0, colon)), {}};
+    ragpp::EvaluationPipeline p{parse_mode(spec.substr(0, colon)), {}};
     if (colon != std::string::npos) {
         if (p.mode != Mode::hybrid) throw UsageError("--mode '" + spec + "': only hybrid takes weights (hybrid:W1,W2)");
         p.weights = parse_weights(spec.substr(colon + 1), "--mode " + spec);
@@ -381,28 +382,24 @@ ragpp::EngineAnswer Engine::answer(const std::string& question, const ragpp::Eng
     return impl_->engine.answer(question, q, options);
 }
 
-ragpp::PipelineReport Engine::evaluate(const ragpp::QuestionSet& questions, ragpp::EvaluationOptions options,
-                                       bool progress) const {
-    check_reranker(options.reranker);
-    Progress bar("evaluating " + (options.name.empty() ? mode_name(options.mode) : options.name), questions.size(),
-                 progress);
-    options.tick = [&] { bar.tick(); };
-    auto report = impl_->engine.evaluate(questions, options);
-    bar.finish();
-    return report;
+ragpp::EvaluationRunReport Engine::evaluate(ragpp::QuestionSet questions, const ragpp::EvaluationPlan& plan,
+                                            bool progress) const {
+    auto p = plan;
+    std::unique_ptr<Progress> bar;  // one per pipeline
+    if (progress)
+        p.progress = [&](std::string_view stage, std::size_t done, std::size_t total) {
+            if (done == 0) bar = std::make_unique<Progress>(std::string(stage), total, true);
+            else if (bar) bar->tick();
+            if (bar && done == total) bar.reset();
+        };
+    return ragpp::run_evaluation(impl_->engine, std::move(questions), p);
 }
 
 ragpp::NeighbourFn Engine::neighbours() const { return impl_->engine.neighbours(); }
-std::vector<std::string> Engine::readable_chunk_ids(const ragpp::Principal& reader) const {
-    return impl_->engine.readable_chunk_ids(reader);
-}
 std::string Engine::filter_hint(const std::vector<std::string>& filters, const ragpp::Principal& reader) const {
     return impl_->engine.filter_hint(filters, reader);
 }
 std::filesystem::path Engine::corpus_root() const { return impl_->engine.corpus_root(); }
-void Engine::for_each_chunk(const std::function<void(const ragpp::Document&)>& f) const {
-    impl_->engine.for_each_chunk(f);
-}
 const EngineConfig& Engine::config() const { return impl_->engine.config(); }
 EngineConfig& Engine::config() { return impl_->engine.config(); }
 std::size_t Engine::size() const { return impl_->engine.size(); }

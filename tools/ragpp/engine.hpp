@@ -23,6 +23,11 @@
 
 #include "cli.hpp"
 
+namespace ragpp {
+struct EvaluationPlan;
+struct EvaluationRunReport;
+}  // namespace ragpp
+
 namespace cli {
 
 using EngineConfig = ragpp::EngineConfig;
@@ -80,11 +85,7 @@ std::string mode_name(Mode m);
 /// since every result's trace then shows "vector -".
 std::string vector_list_note(Mode mode, const std::string& mode_option, const EngineConfig& c);
 /// A pipeline of ragpp eval: "bm25", "vector", "hybrid" or "hybrid:W1,W2".
-struct PipelineSpec {
-    Mode mode;
-    std::vector<double> weights;  // hybrid only; empty: --weights
-};
-PipelineSpec parse_pipeline(const std::string& spec);
+ragpp::EvaluationPipeline parse_pipeline(const std::string& spec);
 /// "W1,W2" -> two weights >= 0; UsageError naming `what` otherwise.
 std::vector<double> parse_weights(const std::string& text, const std::string& what);
 
@@ -113,16 +114,13 @@ public:
     /// ragpp::Engine::answer: the decision ragpp ask prints.
     [[nodiscard]] ragpp::EngineAnswer answer(const std::string& question, const ragpp::EngineQuery& q,
                                              const ragpp::AnswerOptions& options) const;
-    /// ragpp::Engine::evaluate with a progress bar.
-    [[nodiscard]] ragpp::PipelineReport evaluate(const ragpp::QuestionSet& questions, ragpp::EvaluationOptions options,
-                                                 bool progress) const;
+    /// ragpp::run_evaluation with a progress bar per pipeline.
+    [[nodiscard]] ragpp::EvaluationRunReport evaluate(ragpp::QuestionSet questions, const ragpp::EvaluationPlan& plan,
+                                                      bool progress) const;
     [[nodiscard]] ragpp::NeighbourFn neighbours() const;
-    /// ragpp::Engine::readable_chunk_ids, filter_hint and corpus_root.
-    [[nodiscard]] std::vector<std::string> readable_chunk_ids(const ragpp::Principal& reader) const;
+    /// ragpp::Engine::filter_hint and corpus_root.
     [[nodiscard]] std::string filter_hint(const std::vector<std::string>& filters, const ragpp::Principal& reader) const;
     [[nodiscard]] std::filesystem::path corpus_root() const;
-    /// Calls f(chunk) for every chunk of the index, in DocId order.
-    void for_each_chunk(const std::function<void(const ragpp::Document&)>& f) const;
     [[nodiscard]] const EngineConfig& config() const;
     EngineConfig& config();
     /// Chunks, and source files.

@@ -1,5 +1,5 @@
 // ragpp: the light half of engine/engine.hpp: EngineConfig, SearchMode, EngineQuery,
-// EngineResults, EngineAnswer, EvaluationOptions, SyncCounts. A translation unit that only fills these in (a command-line
+// EngineResults, EngineAnswer, EvaluationOptions, EvaluationPipeline, SyncCounts. A translation unit that only fills these in (a command-line
 // front end, say) does not pay for the indexes and embedders engine.hpp instantiates.
 #pragma once
 
@@ -133,6 +133,13 @@ struct EvaluationOptions {
     AnswerOptions answer;
     /// Called after each question.
     std::function<void()> tick;
+};
+
+/// A pipeline of an evaluation run (engine/evaluation_run.hpp): a mode, and for hybrid its fusion weights.
+struct EvaluationPipeline {
+    SearchMode mode = SearchMode::bm25;
+    /// Hybrid only; empty: EngineConfig::weights.
+    std::vector<double> weights;
 };
 
 /// What sync() did, in sources (files) and chunks.
