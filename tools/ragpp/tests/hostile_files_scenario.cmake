@@ -12,9 +12,10 @@
 include(${CMAKE_CURRENT_LIST_DIR}/scenario_steps.cmake)
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
-# run() with a time bound: a run past TIMEOUT seconds fails the test.
+# run() with a time bound: a run past TIMEOUT seconds fails the test (the test's own
+# bounds, BOUNDED, are tighter).
 function(run_bounded expect_rc out_var)
-  execute_process(COMMAND ${PROGRAM} ${ARGN} TIMEOUT 20 RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  execute_process(COMMAND ${BOUNDED} ${PROGRAM} ${ARGN} TIMEOUT 20 RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc STREQUAL expect_rc)
     message(FATAL_ERROR "ragpp ${ARGN}: exit '${rc}', expected ${expect_rc}\n${o}\n${e}")
   endif()
@@ -88,7 +89,7 @@ foreach(i RANGE 39)
 endforeach()
 set(BI ${DIR}/idx-big)
 run_bounded(0 out index ${C} --out ${BI})
-execute_process(COMMAND sh -c "ulimit -f 200; exec \"$0\" index \"$1\" --out \"$2\"" ${PROGRAM} ${B} ${BI}
+execute_process(COMMAND sh -c "ulimit -f 200; exec \"$@\"" sh ${BOUNDED} ${PROGRAM} index ${B} --out ${BI}
   TIMEOUT 20 RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
 if(NOT rc STREQUAL "1")
   message(FATAL_ERROR "index under ulimit -f 200: exit '${rc}', expected 1 (an IoError, not SIGXFSZ)\n${o}\n${e}")

@@ -2,14 +2,15 @@
 # filter of 64 levels is accepted alone and beside another --filter, the 65th level is
 # refused quoting only what the user wrote; an or-chain of 30,000 conditions and a
 # question set of 50,000 questions finish within a bound far above their linear cost
-# (the old quadratic code took minutes). The exit codes are checked.
+# (the old quadratic code took minutes); a JSONL metadata key repeated 40,000 times is
+# refused within it. The exit codes are checked.
 # -DPROGRAM=ragpp -DDATA=testdata -DIDX=an index of testdata/corpus -DWORK=scratch folder
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 include(${CMAKE_CURRENT_LIST_DIR}/scenario_steps.cmake)
 # timed(RC SECONDS OUT ARG...): run() that also fails past SECONDS.
 function(timed rc seconds out_var)
-  execute_process(COMMAND ${PROGRAM} ${ARGN} RESULT_VARIABLE r OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT ${seconds})
+  execute_process(COMMAND ${BOUNDED} ${PROGRAM} ${ARGN} RESULT_VARIABLE r OUTPUT_VARIABLE o ERROR_VARIABLE e TIMEOUT ${seconds})
   if(NOT r STREQUAL "${rc}")
     string(SUBSTRING "${o}${e}" 0 2000 shown)
     message(FATAL_ERROR "ragpp ${ARGV3} ...: '${r}', expected exit ${rc} within ${seconds} s\n${shown}")
@@ -47,4 +48,13 @@ string(REPEAT "{\"question\": \"notice period\", \"relevant\": []},\n" 50000 que
 file(WRITE ${WORK}/questions.json "[\n${questions}{\"question\": \"no labels\"}\n]\n")
 timed(1 20 out eval ${DATA}/corpus ${WORK}/questions.json --mode bm25)
 expect("${out}" "questions.json:50002: question 50001: field 'relevant' is missing" "a set of 50,000 questions")
-message("hostile linear: filters of 64 levels, an or-chain of 30,000, 50,000 questions")
+# A JSONL document whose metadata repeats "groups" 40,000 times (640 KB in one line): refused
+# naming the line and the key, after two linear parses of the line (0.09 s in all).
+string(REPEAT ",\"groups\":[\"hr\"]" 39999 dup)
+file(WRITE ${WORK}/dup.jsonl "{\"id\":\"ok\",\"text\":\"a public line\"}\n{\"id\":\"a\",\"text\":\"t\",\"metadata\":{\"groups\":[\"hr\"]${dup}}}\n")
+timed(1 20 out index ${WORK}/dup.jsonl --out ${WORK}/idx-dup)
+expect("${out}" "dup\\.jsonl:2: key 'groups' appears twice in one object" "a JSONL key repeated 40,000 times")
+if(EXISTS ${WORK}/idx-dup/CURRENT)
+  message(FATAL_ERROR "a JSONL key repeated 40,000 times: an index was written")
+endif()
+message("hostile linear: filters of 64 levels, an or-chain of 30,000, 50,000 questions, a key 40,000 times")

@@ -4,7 +4,7 @@
 # timeout (the failed batch is taken back in one pass per posting list; one removal at a
 # time took minutes) with exit 1 and an OutOfMemoryError naming the file, and the previous
 # generation must still answer and check intact.
-# -DPROGRAM=ragpp -DWORK=scratch folder -DSECTIONS=N -DLIMIT_KB=K
+# -DPROGRAM=ragpp -DWORK=scratch folder -DSECTIONS=N -DLIMIT_KB=K [-DBOUNDED=...]
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/corpus)
 file(WRITE ${WORK}/corpus/memo.md "# Memo\n\nLunch menu: pasta.\n")
@@ -12,8 +12,8 @@ include(${CMAKE_CURRENT_LIST_DIR}/scenario_steps.cmake)
 step(0 "indexed 1 chunks" index ${WORK}/corpus --out ${WORK}/idx)
 string(REPEAT "# Part\n\nshared words of every part\n\n" ${SECTIONS} _big)
 file(WRITE ${WORK}/corpus/big.md "${_big}")
-execute_process(COMMAND bash -c "ulimit -v ${LIMIT_KB} && exec \"$0\" index \"$1\" --out \"$2\""
-                        ${PROGRAM} ${WORK}/corpus ${WORK}/idx
+execute_process(COMMAND bash -c "ulimit -v ${LIMIT_KB} && exec \"$@\""
+                        bash ${BOUNDED} ${PROGRAM} index ${WORK}/corpus --out ${WORK}/idx
                 RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
 if(NOT rc EQUAL 1)
   message(FATAL_ERROR "ragpp index under ulimit -v ${LIMIT_KB}: exit ${rc}, expected 1\n${o}\n${e}")

@@ -1,8 +1,11 @@
 # The steps of the tool's scenario scripts (check_scenario.cmake, walk_scenario.cmake):
 # run(RC OUT ARG...) runs ${PROGRAM} ARG..., fails unless it exits RC, and puts its
 # stdout then stderr in OUT; expect(TEXT REGEX WHAT) and expect_not(...) fail naming WHAT.
+# -DBOUNDED=ragpp_bounded_run|--max-rss-mb|N|--max-seconds|S|-- (the hostile tests,
+# ragpp_hostile_bounds in cli.cmake): every run goes through it, within those bounds.
+string(REPLACE "|" ";" BOUNDED "${BOUNDED}")
 function(run expect_rc out_var)
-  execute_process(COMMAND ${PROGRAM} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  execute_process(COMMAND ${BOUNDED} ${PROGRAM} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL expect_rc)
     message(FATAL_ERROR "ragpp ${ARGN}: exit ${rc}, expected ${expect_rc}\n${o}\n${e}")
   endif()
