@@ -7,6 +7,7 @@
 
 #include <ragpp/engine/engine.hpp>
 #include <ragpp/engine/evaluation_run.hpp>
+#include <ragpp/engine/index_folder.hpp>
 
 #include "support.hpp"
 
@@ -1246,4 +1247,195 @@ TEST_CASE("evaluation run: labels resolved, unmatched and hidden, a TREC run as 
     CHECK_THROWS_AS(run_evaluation(e, from_parent, plan), NotFoundError);
     CHECK_THROWS_WITH(run_evaluation(e, from_parent, plan), Catch::Contains("question set 'set.json': none of its 1"));
     CHECK_THROWS_AS(run_evaluation(e, QuestionSet{}, plan), InvalidArgument);
+}
+
+namespace {
+
+/// index_folder's options of the tests: the test configuration's analyzer and embedder.
+IndexFolderOptions folder_options() {
+    IndexFolderOptions o;
+    o.settings.analyzer = "english";
+    o.settings.embedder = "hashing:64";
+    return o;
+}
+
+/// The folder's current generation number (0 when it holds none).
+std::uint64_t current_generation(const fs::path& dir) {
+    try {
+        return open_generation(dir).generation;
+    } catch (const NotFoundError&) {
+        return 0;
+    }
+}
+
+}  // namespace
+
+TEST_CASE("index_folder: build, then updates that equal a fresh build, counted by source", "[engine][index_folder]") {
+    std::mt19937 rng(31);
+    ragpp_test::TempDir corpus, tmp;
+    const fs::path out = tmp.path / "idx";
+    for (int i = 0; i < 4; ++i) write_file(corpus.path / ("n" + std::to_string(i) + ".md"), random_note(rng), i);
+
+    std::vector<IndexAction> decided;
+    auto o = folder_options();
+    o.decided = [&](const IndexFolderReport& r) {
+        decided.push_back(r.action);
+        CHECK(r.generation == 0);  // called before the work
+    };
+    const auto first = index_folder(corpus.path, out, o);
+    CHECK(first.action == IndexAction::built);
+    CHECK(first.reason.empty());
+    CHECK(first.generation == 1);
+    CHECK(first.files);
+    CHECK(first.counts.added == 4);
+    CHECK(first.counts.sources == 4);
+    CHECK(first.counts.chunks == Engine::open(out).size());
+    CHECK(first.config.analyzer == "english");
+    CHECK(first.config.embedder == "hashing:64");
+
+    // Nothing changed, and no setting given: the saved ones are kept, nothing re-read.
+    const auto second = index_folder(corpus.path, out, {});
+    CHECK(second.action == IndexAction::updated);
+    CHECK(second.generation == 2);
+    CHECK(second.counts.unchanged == 4);
+    CHECK(second.counts.added + second.counts.changed + second.counts.removed == 0);
+    CHECK(second.config.analyzer == "english");
+    CHECK(second.config.embedder == "hashing:64");
+
+    // One file edited, one deleted, one added.
+    write_file(corpus.path / "n0.md", random_note(rng), 100);
+    fs::remove(corpus.path / "n1.md");
+    write_file(corpus.path / "new.md", random_note(rng), 101);
+    const auto third = index_folder(corpus.path, out, o);
+    CHECK(third.action == IndexAction::updated);
+    CHECK(third.counts.added == 1);
+    CHECK(third.counts.changed == 1);
+    CHECK(third.counts.removed == 1);
+    CHECK(third.counts.unchanged == 2);
+    CHECK(third.counts.sources == 4);
+    CHECK(decided == std::vector<IndexAction>{IndexAction::built, IndexAction::updated});  // o's calls only
+
+    // The oracle: the updated folder ranks as a fresh build of the corpus does.
+    const auto opened = Engine::open(out);
+    const auto fresh = Engine::build(corpus.path, test_config());
+    CHECK(opened.size() == fresh.size());
+    for (int t = 0; t < 10; ++t) {
+        const std::string query = random_query(rng);
+        INFO(query);
+        require_same_ranking(ranked(opened, query, SearchMode::bm25), ranked(fresh, query, SearchMode::bm25));
+        require_same_ranking(ranked(opened, query, SearchMode::vector), ranked(fresh, query, SearchMode::vector));
+    }
+
+    // --rebuild: built anew although the folder could be updated.
+    auto again = folder_options();
+    again.rebuild = true;
+    const auto fourth = index_folder(corpus.path, out, again);
+    CHECK(fourth.action == IndexAction::built);
+    CHECK(fourth.counts.added == 4);
+    CHECK(fourth.generation == 4);
+}
+
+TEST_CASE("index_folder: another setting rebuilds and names it, a damaged folder is rebuilt, leftovers go",
+          "[engine][index_folder]") {
+    std::mt19937 rng(32);
+    ragpp_test::TempDir corpus, tmp;
+    const fs::path out = tmp.path / "idx";
+    for (int i = 0; i < 3; ++i) write_file(corpus.path / ("n" + std::to_string(i) + ".md"), random_note(rng), i);
+    REQUIRE(index_folder(corpus.path, out, folder_options()).action == IndexAction::built);
+
+    SECTION("settings") {
+        IndexFolderOptions o;
+        o.settings.analyzer = "standard";
+        o.settings.unlabeled = Unlabeled::deny;
+        std::string said;
+        o.decided = [&](const IndexFolderReport& r) { said = r.reason; };
+        const auto r = index_folder(corpus.path, out, o);
+        CHECK(r.action == IndexAction::rebuilt_settings);
+        CHECK(r.reason == "--analyzer english -> standard, --unlabelled public -> private");
+        CHECK(said == r.reason);
+        CHECK(r.counts.added == 3);
+        CHECK(r.config.analyzer == "standard");
+        CHECK(r.config.embedder == "hashing:64");  // not given: the saved one
+        CHECK(Engine::open(out).config().unlabeled == Unlabeled::deny);
+
+        // An overlap alone is read against the index's max_tokens: 350 < 400 asks for a
+        // rebuild; 500 is refused before anything is written.
+        IndexFolderOptions overlap;
+        overlap.settings.overlap = 350;
+        const auto r2 = index_folder(corpus.path, out, overlap);
+        CHECK(r2.action == IndexAction::rebuilt_settings);
+        CHECK(r2.reason == "--overlap default(60) -> 350");
+        overlap.settings.overlap = 500;
+        const auto before = current_generation(out);
+        CHECK_THROWS_AS(index_folder(corpus.path, out, overlap), IndexRequestError);
+        CHECK_THROWS_WITH(index_folder(corpus.path, out, overlap),
+                          Catch::Contains("overlap 500 must be smaller than max_tokens 400"));
+        CHECK(current_generation(out) == before);
+        // max_tokens given without overlap resets it to its default.
+        IndexFolderOptions bigger;
+        bigger.settings.max_tokens = 1000;
+        const auto r3 = index_folder(corpus.path, out, bigger);
+        CHECK(r3.reason == "--max-tokens 400 -> 1000, --overlap 350 -> default(150)");
+        CHECK(!r3.config.overlap);
+    }
+    SECTION("a damaged generation") {
+        const auto g = open_generation(out);
+        const auto bytes = ragpp_test::read_file(g.dir / "bm25.idx");
+        std::ofstream(g.dir / "bm25.idx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+        const auto r = index_folder(corpus.path, out, {});
+        CHECK(r.action == IndexAction::rebuilt_unreadable);
+        CHECK_THAT(r.reason, Catch::Contains("bm25.idx"));
+        // The settings of a folder that cannot be read are not known: the defaults, or the given ones.
+        CHECK(r.config.analyzer == "multilingual");
+        CHECK_NOTHROW(Engine::check(out));
+    }
+    SECTION("what a killed run left is removed") {
+        fs::create_directories(out / "gen-99.partial");
+        std::ofstream(out / "gen-99.partial" / "bm25.idx") << "half";
+        CHECK(index_folder(corpus.path, out, {}).action == IndexAction::updated);
+        CHECK(!fs::exists(out / "gen-99.partial"));
+    }
+}
+
+TEST_CASE("index_folder: mistakes of the request are refused before anything is written", "[engine][index_folder]") {
+    ragpp_test::TempDir corpus, tmp;
+    write_file(corpus.path / "a.md", "# A\n\nbackup restore\n", 1);
+    const auto refused = [&](const fs::path& out, const IndexFolderOptions& o, const std::string& says) {
+        INFO(out << ": " << says);
+        CHECK_THROWS_AS(index_folder(corpus.path, out, o), IndexRequestError);
+        CHECK_THROWS_WITH(index_folder(corpus.path, out, o), Catch::Contains(says));
+        CHECK(!fs::exists(out / "CURRENT"));
+    };
+    refused(corpus.path, {}, "is the corpus folder");
+    refused(corpus.path / "sub" / "idx", {}, "is inside the corpus folder");
+    CHECK(!fs::exists(corpus.path / "sub"));
+    refused(corpus.path / "." / ".ragpp", {}, "is inside the corpus folder");
+    const fs::path out = tmp.path / "idx";
+    IndexFolderOptions o;
+    o.settings.analyzer = "klingon";
+    refused(out, o, "klingon");
+    o = {};
+    o.settings.embedder = "word2vec";
+    refused(out, o, "embedder 'word2vec' is not hashing, hashing:DIM");
+    o.settings.embedder = "hashing:0";
+    refused(out, o, "hashing:DIM needs a dimension from 1 to 999999");
+    o.settings.embedder = "hashing:x1";
+    refused(out, o, "hashing:DIM");
+    o = {};
+    o.settings.variant = "bm26";
+    refused(out, o, "bm26");
+    o = {};
+    o.settings.quantize = "int4";
+    refused(out, o, "quantize must be none or int8");
+    o = {};
+    o.settings.max_tokens = 10;
+    o.settings.overlap = 10;
+    refused(out, o, "overlap 10 must be smaller than max_tokens 10");
+    CHECK(!fs::exists(out));
+    // A .jsonl corpus is not walked: an index beside it, in its folder, is fine.
+    std::ofstream(corpus.path / "docs.jsonl") << R"({"id": "d1", "text": "backup restore"})" << "\n";
+    const auto r = index_folder(corpus.path / "docs.jsonl", corpus.path / "docs.idx", folder_options());
+    CHECK(r.action == IndexAction::built);
+    CHECK(!r.files);
+    CHECK(r.counts.chunks == 1);
 }

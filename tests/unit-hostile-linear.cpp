@@ -1,4 +1,4 @@
-// Hostile inputs in linear time (issue 25, F10, F11, F12 and front matter): each input
+// Hostile inputs in linear time (question sets, filters, front matter): each input
 // below is parsed within a time bound an order of magnitude above its linear cost, so a
 // quadratic regression fails the test (the figures in the comments: Release build, a
 // loaded 2-core machine; the old code ran past each bound). Not a benchmark: the bounds

@@ -1,4 +1,4 @@
-// Hostile inputs (issue 11, points 4 and 6): each must give a ragpp::Error of the right
+// Hostile inputs: each must give a ragpp::Error of the right
 // category whose message names its source (file, line, field or text) -- never a crash,
 // a std:: exception, or a multi-gigabyte allocation before the check. Every case is
 // small and fast, so the whole file runs under ASan+UBSan in CI (scripts/test.sh).

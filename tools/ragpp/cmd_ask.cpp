@@ -1,6 +1,6 @@
 // ragpp ask DIR QUESTION: the evidence block a language model should read (numbered,
 // cited, neutralised sources), or a refusal naming the best passage found and why it
-// was not enough (issue 8).
+// was not enough.
 #include "cli.hpp"
 #include "engine.hpp"
 

@@ -32,7 +32,7 @@ int run_chunk(cli::ArgParser& args) {
     options.max_tokens = args.count("max-tokens");
     if (args.has("overlap")) options.overlap = args.count("overlap");
     try {
-        options.validate("--overlap");
+        options.validate("chunking");
     } catch (const ragpp::InvalidArgument& e) {
         throw cli::UsageError(e.what());
     }

@@ -5,6 +5,7 @@
 
 #include <ragpp/engine/engine.hpp>
 #include <ragpp/engine/evaluation_run.hpp>
+#include <ragpp/engine/index_folder.hpp>
 
 #include <ragpp/chunk/chunk_types.hpp>
 #include <ragpp/chunk/front_matter.hpp>
@@ -19,14 +20,10 @@ namespace cli {
 
 namespace {
 
-/// The library's embedder, a bad hashing:DIM reported as a usage error.
+/// The library's embedder, a malformed spec reported as a usage error.
 ragpp::AnyEmbedder make_embedder(const EngineConfig& c) {
-    try {
-        return ragpp::make_any_embedder(c);
-    } catch (const ragpp::InvalidArgument& e) {
-        if (c.embedder.starts_with("hashing:")) throw UsageError(std::string("--") + e.what());
-        throw;
-    }
+    check_embedder_spec(c.embedder);
+    return ragpp::make_any_embedder(c);
 }
 
 /// A progress bar fed by the engine's (stage, done, total) callback.
@@ -43,6 +40,10 @@ ragpp::EngineProgress bar_for(std::shared_ptr<std::unique_ptr<Progress>> bar, bo
 }  // namespace
 
 // --- options ----------------------------------------------------------------------
+
+void check_embedder_spec(const std::string& spec) {
+    usage_of([&] { ragpp::check_embedder_spec(spec, "--embedder"); });
+}
 
 void declare_engine_options(ArgParser& p, bool with_chunking) {
     p.option("analyzer", "NAME",
@@ -109,41 +110,70 @@ void check_chunking(const EngineConfig& c) {
     ragpp::ChunkOptions o;
     o.max_tokens = c.max_tokens;
     o.overlap = c.overlap;
-    usage_of([&] { o.validate("--overlap"); });
+    usage_of([&] { o.validate("chunking"); });
+}
+
+namespace {
+
+/// The embedder's options into `s`: every one, or (`given_only`) those on the command line.
+void read_embedder_settings(const ArgParser& p, bool given_only, ragpp::IndexSettings& s) {
+    const auto take = [&](const char* name) { return !given_only || p.given(name); };
+    if (take("embedder")) s.embedder = p.get("embedder");
+    if (take("quantize")) {
+        const std::string q = p.get("quantize");
+        if (q != "none" && q != "int8") throw UsageError("--quantize must be none or int8, not '" + q + "'");
+        s.quantize = q;
+    }
+    if (p.has("e5")) {
+        if (p.given("query-prefix") || p.given("passage-prefix"))
+            throw UsageError("--e5 sets both prefixes: do not give --query-prefix or --passage-prefix with it");
+        s.query_prefix = "query: ";
+        s.passage_prefix = "passage: ";
+        return;
+    }
+    if (take("query-prefix")) s.query_prefix = p.get("query-prefix");
+    if (take("passage-prefix")) s.passage_prefix = p.get("passage-prefix");
+}
+
+/// The index-shaping options: every one, or (`given_only`) those on the command line.
+ragpp::IndexSettings read_index_settings(const ArgParser& p, bool given_only) {
+    const auto take = [&](const char* name) { return !given_only || p.given(name); };
+    ragpp::IndexSettings s;
+    if (take("analyzer")) s.analyzer = p.get("analyzer");
+    read_embedder_settings(p, given_only, s);
+    if (take("variant")) s.variant = p.get("variant");
+    if (take("delta")) s.delta = p.number("delta");
+    if (p.has("max-tokens") && take("max-tokens")) s.max_tokens = p.count("max-tokens");
+    if (p.has("overlap")) s.overlap = p.count("overlap");
+    if (take("unlabelled")) {
+        const std::string unlabelled = p.get("unlabelled");
+        if (unlabelled != "public" && unlabelled != "private")
+            throw UsageError("--unlabelled must be public or private, not '" + unlabelled + "'");
+        s.unlabeled = unlabelled == "public" ? ragpp::Unlabeled::allow : ragpp::Unlabeled::deny;
+    }
+    return s;
+}
+
+}  // namespace
+
+ragpp::IndexSettings index_settings(const ArgParser& p) {
+    auto s = read_index_settings(p, true);
+    if (s.embedder) check_embedder_spec(*s.embedder);
+    return s;
 }
 
 EngineConfig engine_config(const ArgParser& p) {
-    EngineConfig c;
-    c.analyzer = p.get("analyzer");
+    EngineConfig c = read_index_settings(p, false).over({});
     ragpp::with_analyzer(c.analyzer, [](auto) { return 0; });  // validates the name
-    apply_embedder_options(p, c);
-    c.variant = p.get("variant");
     (void)ragpp::parse_bm25_variant(c.variant);
-    c.delta = p.number("delta");
-    if (p.has("max-tokens")) {
-        c.max_tokens = p.count("max-tokens");
-        if (p.has("overlap")) c.overlap = p.count("overlap");
-        check_chunking(c);
-    }
-    const std::string unlabelled = p.get("unlabelled");
-    if (unlabelled != "public" && unlabelled != "private")
-        throw UsageError("--unlabelled must be public or private, not '" + unlabelled + "'");
-    c.unlabeled = unlabelled == "public" ? ragpp::Unlabeled::allow : ragpp::Unlabeled::deny;
+    check_chunking(c);
     return c;
 }
 
 void apply_embedder_options(const ArgParser& p, EngineConfig& c) {
-    c.embedder = p.get("embedder");
-    c.quantize = p.get("quantize");
-    if (c.quantize != "none" && c.quantize != "int8") throw UsageError("--quantize must be none or int8, not '" + c.quantize + "'");
-    c.query_prefix = p.get("query-prefix");
-    c.passage_prefix = p.get("passage-prefix");
-    if (p.has("e5")) {
-        if (!c.query_prefix.empty() || !c.passage_prefix.empty())
-            throw UsageError("--e5 sets both prefixes: do not give --query-prefix or --passage-prefix with it");
-        c.query_prefix = "query: ";
-        c.passage_prefix = "passage: ";
-    }
+    ragpp::IndexSettings s;
+    read_embedder_settings(p, false, s);
+    c = s.over(std::move(c));
 }
 
 void declare_rerank_options(ArgParser& p) {
@@ -302,9 +332,10 @@ namespace {
 /// After a build or sync: the scan's notes, each binary (note) and not-UTF-8 (warning)
 /// file, every other skipped entry with --verbose, the summary of what was skipped, and
 /// a warning per locked note.
-void report_corpus(const ragpp::Engine& engine, bool verbose) {
-    print_notes(engine.notes());
-    for (const auto& s : engine.skipped()) {
+void report_corpus(const std::vector<std::string>& notes, const std::vector<ragpp::SkippedPath>& skipped,
+                   const std::vector<std::pair<std::string, std::string>>& locked, bool verbose) {
+    print_notes(notes);
+    for (const auto& s : skipped) {
         const std::string name = printable(s.path + (s.folder ? "/" : ""));
         if (s.reason == ragpp::SkipReason::binary)
             std::fprintf(stderr, "note: skipped '%s': binary (a NUL byte in its first 8 KiB)\n", name.c_str());
@@ -313,11 +344,15 @@ void report_corpus(const ragpp::Engine& engine, bool verbose) {
         else if (verbose)
             std::fprintf(stderr, "note: skipped '%s' (%s)\n", name.c_str(), std::string(ragpp::skip_reason_name(s.reason)).c_str());
     }
-    if (const std::string summary = ragpp::skipped_summary(engine.skipped()); !summary.empty())
+    if (const std::string summary = ragpp::skipped_summary(skipped); !summary.empty())
         std::fprintf(stderr, "note: skipped: %s%s\n", summary.c_str(), verbose ? "" : " (--verbose lists them)");
-    for (const auto& [source, reason] : engine.locked_sources())
+    for (const auto& [source, reason] : locked)
         std::fprintf(stderr, "warning: '%s' is readable by nobody but --as-all: %s\n", printable(source).c_str(),
                      printable(reason).c_str());
+}
+
+void report_corpus(const ragpp::Engine& engine, bool verbose) {
+    report_corpus(engine.notes(), engine.skipped(), engine.locked_sources(), verbose);
 }
 
 }  // namespace
@@ -329,6 +364,22 @@ void warn_stale(const std::vector<std::string>& stale_sources) {
 }
 
 // --- the engine, with progress bars ------------------------------------------------------
+
+ragpp::IndexFolderReport index_folder(const std::filesystem::path& corpus, const std::filesystem::path& out,
+                                      ragpp::IndexFolderOptions options, bool verbose, bool progress) {
+    auto bar = std::make_shared<std::unique_ptr<Progress>>();
+    options.progress = bar_for(bar, progress);
+    const auto report = [&] {
+        try {
+            return ragpp::index_folder(corpus, out, options);
+        } catch (const ragpp::IndexRequestError& e) {  // the options asked for something impossible
+            throw UsageError(e.what());
+        }
+    }();
+    if (*bar) (*bar)->finish();
+    report_corpus(report.notes, report.skipped, report.locked, verbose);
+    return report;
+}
 
 struct Engine::Impl {
     ragpp::Engine engine;
@@ -358,15 +409,6 @@ Engine Engine::check(const std::filesystem::path& dir, std::size_t threads) {
     return Engine(std::make_unique<Impl>(Impl{ragpp::Engine::check(dir, threads)}));
 }
 
-void Engine::save(const std::filesystem::path& dir) const { impl_->engine.save(dir); }
-
-ragpp::SyncCounts Engine::sync(const std::filesystem::path& corpus, const CorpusSettings& options, bool progress) {
-    auto bar = std::make_shared<std::unique_ptr<Progress>>();
-    const auto counts = impl_->engine.sync(corpus, options.options, bar_for(bar, progress));
-    if (*bar) (*bar)->finish();
-    report_corpus(impl_->engine, options.verbose);
-    return counts;
-}
 
 ragpp::EngineResults Engine::search(const std::string& query, const ragpp::EngineQuery& q) const {
     check_reranker(q.reranker);

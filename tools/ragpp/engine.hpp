@@ -10,6 +10,7 @@
 #include <ragpp/core/types.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/engine/config.hpp>
+#include <ragpp/engine/index_folder.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/question.hpp>
 
@@ -39,6 +40,9 @@ void declare_engine_options(ArgParser& p, bool with_chunking = true);
 void declare_embedder_options(ArgParser& p);
 void apply_embedder_options(const ArgParser& p, EngineConfig& c);
 EngineConfig engine_config(const ArgParser& p);
+/// Only the index-shaping options given on the command line (ragpp index: an option not
+/// given keeps the existing index's value).
+ragpp::IndexSettings index_settings(const ArgParser& p);
 /// UsageError unless c's --overlap is smaller than its --max-tokens (every command that
 /// chunks says so alike, exit 2).
 void check_chunking(const EngineConfig& c);
@@ -89,6 +93,12 @@ ragpp::EvaluationPipeline parse_pipeline(const std::string& spec);
 /// "W1,W2" -> two weights >= 0; UsageError naming `what` otherwise.
 std::vector<double> parse_weights(const std::string& text, const std::string& what);
 
+/// ragpp::index_folder (what ragpp index does) with a progress bar on stderr when
+/// `progress`, then what Engine::build prints after it (`verbose`: every skipped entry);
+/// an IndexRequestError is a UsageError.
+ragpp::IndexFolderReport index_folder(const std::filesystem::path& corpus, const std::filesystem::path& out,
+                                      ragpp::IndexFolderOptions options, bool verbose, bool progress);
+
 /// A ragpp::Engine (see the top of this file); errors are the library's, except a query
 /// without any searchable term, a usage error.
 class Engine {
@@ -107,9 +117,6 @@ public:
     Engine& operator=(Engine&&) noexcept;
     ~Engine();
 
-    void save(const std::filesystem::path& dir) const;
-    /// ragpp::Engine::sync with a progress bar and what build() prints after it.
-    ragpp::SyncCounts sync(const std::filesystem::path& corpus, const CorpusSettings& options, bool progress);
     [[nodiscard]] ragpp::EngineResults search(const std::string& query, const ragpp::EngineQuery& q) const;
     /// ragpp::Engine::answer: the decision ragpp ask prints.
     [[nodiscard]] ragpp::EngineAnswer answer(const std::string& question, const ragpp::EngineQuery& q,

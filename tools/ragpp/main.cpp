@@ -33,13 +33,6 @@ std::vector<Command>& registry() {
 
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
-void check_embedder_spec(const std::string& spec) {
-    for (const char* kind : {"model2vec:", "vectors:", "transformer:"})
-        if (spec.starts_with(kind) && spec.size() > std::string_view(kind).size()) return;
-    if (spec == "hashing" || spec.starts_with("hashing:")) return;  // the dimension is checked where it is read
-    throw UsageError("--embedder '" + spec + "' is not hashing, hashing:DIM, model2vec:DIR, vectors:FILE or transformer:DIR");
-}
-
 ArgParser& ArgParser::flag(const std::string& name, const std::string& help) {
     options_.push_back({name, "", help, true, false, std::nullopt});
     return *this;

@@ -81,6 +81,26 @@ inline void check_reranker_name(std::string_view name) {
         throw InvalidArgument("reranker '" + std::string(name) + "' is not none, proximity, softmatch or cross-encoder:DIR");
 }
 
+/// Throws InvalidArgument, naming `what`, unless `spec` has the shape of an embedder spec:
+/// hashing, hashing:DIM (DIM from 1 to 999999), model2vec:DIR, vectors:FILE or
+/// transformer:DIR (embed/dispatch.hpp). The one check of that grammar, made before any
+/// work; what DIR or FILE holds is checked when the embedder is loaded.
+inline void check_embedder_spec(std::string_view spec, std::string_view what = "embedder") {
+    for (std::string_view kind : {"model2vec:", "vectors:", "transformer:"})
+        if (spec.starts_with(kind) && spec.size() > kind.size()) return;
+    if (spec == "hashing") return;
+    if (spec.starts_with("hashing:")) {
+        const std::string_view dim = spec.substr(8);
+        if (dim.empty() || dim.size() > 6 || dim.find_first_not_of("0123456789") != std::string_view::npos ||
+            dim.find_first_not_of('0') == std::string_view::npos)
+            throw InvalidArgument(std::string(what) + " '" + std::string(spec) +
+                                  "': hashing:DIM needs a dimension from 1 to 999999");
+        return;
+    }
+    throw InvalidArgument(std::string(what) + " '" + std::string(spec) +
+                          "' is not hashing, hashing:DIM, model2vec:DIR, vectors:FILE or transformer:DIR");
+}
+
 /// One query to Engine::search.
 struct EngineQuery {
     std::size_t k = 5;

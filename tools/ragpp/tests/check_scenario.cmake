@@ -1,5 +1,5 @@
 # cmake -DPROGRAM=ragpp -DDIR=work-folder -P check_scenario.cmake
-# ragpp check and the opening of an index folder (issue 15 point 2), with the real tool:
+# ragpp check and the opening of an index folder, with the real tool:
 #  1. a fresh index passes `ragpp check` (exit 0, "intact");
 #  2. two re-indexings of a changed corpus (each a new generation, the first one then
 #     removed): search answers from the new one, check passes;

@@ -36,7 +36,7 @@ function(ragpp_test name rc)
   endif()
 endfunction()
 
-# --- ragpp analyze (text analysis, issue 3) ------------------------------------------
+# --- ragpp analyze (text analysis) ------------------------------------------
 ragpp_test(analyze.help 0
   OUTPUT "usage: ragpp analyze.*--analyzer NAME"
   ARGS analyze --help)
@@ -97,7 +97,7 @@ ragpp_test(search.filter 0 NEEDS cli_small_index
   OUTPUT "1\\. contracts/amendment-2025.md:7"
   NOT_OUTPUT "mx200.md"
   ARGS search ${_eval_out}/index --filter type=amendment "notice period")
-# Issue 13: a query without any term is refused (no vector neighbours of an empty text);
+# A query without any term is refused (no vector neighbours of an empty text);
 # without --mode the hashing index searches with bm25 only (the trace has no vector rank).
 ragpp_test(search.empty_query 2 NEEDS cli_small_index
   OUTPUT "has no searchable term"
@@ -179,7 +179,7 @@ ragpp_test(mixed.english_misses 0 NEEDS cli_mixed_en_index
   ARGS search ${_mixed_out}-en --k 1 entreprise)
 # --- end ragpp index / search / eval ---------------------------------------------------
 
-# --- TREC runs of other engines: eval --run, --run-out (issue 15 point 7) ----------------
+# --- TREC runs of other engines: eval --run, --run-out ----------------
 # ragpp's own bm25 run written with --run-out and read back with --run is the oracle: the
 # same figures as the bm25 row (those of cli.eval.small), differences 0 with p = 1.
 ragpp_test(eval.run_out 0 SETUP cli_run_out
@@ -207,7 +207,7 @@ ragpp_test(eval.run_documents_at_chunk_level 0
   OUTPUT "warning: run '[^']*documents.run': 3 of 3 docnos are no chunk id \\(see --run-match document\\) of the corpus \\(e.g. '[^']+'\\).*run:docs +1 +0.0000  0.0000     0.0000  0.0000  0.0000  0.0000\n"
   ARGS eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode bm25 --k 1 --run ${_eval_data}/runs/documents.run)
 
-# --- ragpp ask, and eval's abstention table (issue 8: reranking, abstention, evidence) ---
+# --- ragpp ask, and eval's abstention table (reranking, abstention, evidence) ---
 # Uses the small index of the block above (fixture cli_small_index).
 # The notice period: the contract and its amendment are both cited, and flagged as
 # differing in date.
@@ -290,7 +290,7 @@ ragpp_test(eval.abstention 0
   ARGS eval ${_eval_data}/corpus ${_eval_data}/questions.json --mode hybrid --rerank none --rerank proximity --k 1,3 --passages 1)
 # --- end ragpp ask / abstention ---------------------------------------------------------
 
-# --- transformer encoders and cross-encoders (issue 12) ------------------------------
+# --- transformer encoders and cross-encoders ------------------------------
 # The tiny random models of tests/fixtures/transformer (made by
 # scripts/gen_transformer_fixtures.py with PyTorch): the tool must print the torch
 # reference's numbers (the unit tests check every value; these check the plumbing).
@@ -336,7 +336,7 @@ ragpp_test(search.cross_encoder 0 NEEDS cli_transformer_index
   OUTPUT "\"rerank\": \\{\n *\"fused_rank\": [0-9]+,\n *\"fused_score\": [0-9.e-]+,\n *\"score\": -?[0-9.]+"
   ARGS search ${_tf_out}/index --rerank cross-encoder:${_tf}/ce-bert --k 2 --json ORA-01555)
 
-# --- exit codes and bounded options (issue 14 point 6, issue 11 point 4) ----------------
+# --- exit codes and bounded options ----------------
 # Every subcommand: a usage error (unknown option, bad value, missing argument) exits 2,
 # an input or runtime error exits 1, each with a message naming the option or the file.
 # ragpp_cli_expect(NAME RC STDERR_REGEX ARG...) runs ragpp ARG... in the test data folder.
@@ -364,6 +364,7 @@ ragpp_cli_expect(chunk.zero 2 "--max-tokens: 0 is out of range" chunk --max-toke
 ragpp_cli_expect(chunk.negative 2 "--overlap: -1 is out of range" chunk --overlap -1 traps.md)
 ragpp_cli_expect(index.bad_variant 2 "unknown BM25 variant 'bm26'" index corpus --out ${_eval_out}/never --variant bm26)
 ragpp_cli_expect(index.bad_embedder 2 "--embedder 'word2vec' is not hashing" index corpus --out ${_eval_out}/never --embedder word2vec)
+ragpp_cli_expect(index.bad_hashing_dim 2 "ragpp index: \\[ragpp.invalid_argument\\] --embedder .hashing:x.: hashing:DIM needs a dimension from 1 to 999999 \\(see ragpp index --help\\)" index corpus --out ${_eval_out}/never --embedder hashing:x)
 ragpp_cli_expect(index.huge_tokens 2 "--max-tokens: 99999999999999999999 is out of range" index corpus --out ${_eval_out}/never --max-tokens 99999999999999999999)
 ragpp_cli_expect(search.k_zero 2 "--k: 0 is out of range \\[1, 100000\\]" search ${_idx} --k 0 x)
 ragpp_cli_expect(search.k_negative 2 "--k: -5 is out of range" search ${_idx} --k -5 x)
@@ -420,7 +421,7 @@ ragpp_test(chunk.json 0
   ARGS chunk --json ${_eval_data}/traps.md)
 # --- end exit codes -----------------------------------------------------------------------
 
-# --- question sets: labels from the corpus folder's parent, or matching nothing (issue 14 point 7) ---
+# --- question sets: labels from the corpus folder's parent, or matching nothing ---
 # labels-parent.json is questions.json with every label written from the corpus's parent
 # ("corpus/database.rst:4"): the same figures as cli.eval.small.
 ragpp_test(eval.labels_from_parent 0
@@ -432,7 +433,7 @@ ragpp_cli_expect(eval.labels_match_nothing 1
   "question set 'labels-none.json': none of its 4 relevance labels matches a chunk of 'corpus' \\(label 'nowhere/contracts/amendment-2025.md:7', chunk id 'contracts/amendment-2025.md:7'\\)"
   eval corpus labels-none.json --mode bm25)
 
-# --- conflicting versions in the evidence (issue 14 point 8) ------------------------------
+# --- conflicting versions in the evidence ------------------------------
 # Two releases of a guide: different titles, the same heading path "Setup > Ports",
 # versions 1.0 and 2.0: ask flags them in the evidence and in --json.
 ragpp_test(ask.versions.index 0 SETUP cli_versions_index
@@ -444,7 +445,7 @@ ragpp_test(ask.versions_json 0 NEEDS cli_versions_index
   OUTPUT "\"flags\": \\[\n *\\{\n *\"field\": \"version\","
   ARGS ask ${_eval_out}/versions --json "Which port does the server listen on?")
 
-# --- answer containment (issue 14 point 9) ------------------------------------------------
+# --- answer containment ------------------------------------------------
 # answers.json: questions.json with reference answers. bm25: "two months" is in the 2nd
 # passage (the amendment), "Undo_Retention" and "Thirty days!" in the 1st, "Lima" nowhere:
 # 2/4 at k=1, 3/4 at k=2 and k=3 (hand-computed).
@@ -459,7 +460,7 @@ ragpp_test(eval.answer_containment_paraphrased 0
   OUTPUT "answer containment: not measured: none of the 2 reference answers occurs in the corpus"
   NOT_OUTPUT "pipeline +k=1 +k=2\nbm25 +0\.0000"
   ARGS eval ${_eval_data}/corpus ${_eval_data}/answers-paraphrased.json --mode bm25 --k 1,2)
-# --- index folders: incremental update, freshness, access (issue 14) -------------------
+# --- index folders: incremental update, freshness, access -------------------
 # scenario.cmake indexes a folder of notes (admins.md for admins only) into idx and idx2,
 # then deletes warranty.md, changes "5 seconds" to "8 seconds" in router.md, adds new.md.
 set(_sc ${CMAKE_CURRENT_BINARY_DIR}/cli-scenario)
@@ -577,7 +578,7 @@ add_test(NAME cli.index.kill9
 set_tests_properties(cli.index.kill9 PROPERTIES TIMEOUT 900 PASS_REGULAR_EXPRESSION
   "${_kill_rounds} kills: [0-9]+ left the old index, [0-9]+ the new one. every folder opened and answered")
 # ragpp check, and an index folder opened mapped with sizes and structure checked
-# (issue 15 point 2): check_scenario.cmake re-indexes, damages and truncates
+# check_scenario.cmake re-indexes, damages and truncates
 # documents.bin, and rebuilds (see its header).
 add_test(NAME cli.scenario.check
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDIR=${CMAKE_CURRENT_BINARY_DIR}/cli-check -P

@@ -1,4 +1,4 @@
-# Tool tests of issue 25's special files and file-size limits (F14, F1), included from
+# Tool tests of special files and file-size limits, included from
 # cli.cmake: hostile_files_scenario.cmake runs the real binary, every run under a timeout.
 # Bounds (ragpp_hostile_bounds in cli.cmake): each run at most 8.4 MB and 0.27 s in
 # Release (ASan: 112 MB, 3.7 s); a FIFO read would hang until the time bound.

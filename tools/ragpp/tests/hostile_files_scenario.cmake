@@ -1,5 +1,5 @@
 # cmake -DPROGRAM=ragpp -DDIR=work-folder -P hostile_files_scenario.cmake (registered by hostile_files.cmake)
-# Special files and file-size limits against the real tool (issue 25, F14 and F1). Every
+# Special files and file-size limits against the real tool. Every
 # run is bounded by a timeout (a hang fails the test instead of blocking CI):
 #  1. a FIFO as IDX/CURRENT and as generation.json, /dev/zero (a link) as CURRENT,
 #     generation.json and an index part: check and search end with a FormatError naming

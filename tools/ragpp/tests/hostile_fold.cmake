@@ -1,4 +1,4 @@
-# F15: look-alike markers and delimiters in the evidence (issue 25). A corpus file
+# Look-alike markers and delimiters in the evidence. A corpus file
 # whose passage, title and heading hold the reported payload classes (U+200C, U+200D,
 # U+2062, U+00AD, U+034F, U+FE0F, U+E0020, U+180E between brackets, U+0338 on brackets,
 # Canadian syllabics PA and PO, modifier arrowheads, double angle brackets, angle bracket

@@ -1,4 +1,4 @@
-# Issue 25 (F10, F11, F12): hostile inputs in linear time, on the real binary
+# Hostile inputs in linear time (question sets, filters, JSONL metadata), on the real binary
 # (hostile_linear_run.cmake).
 # Bounds (ragpp_hostile_bounds in cli.cmake): each run at most 40 MB and 0.64 s in Release
 # (eval of 50,000 questions; ASan: 157 MB, 1.9 s).

@@ -1,4 +1,4 @@
-# Hostile inputs in linear time through the real binary (issue 25, F10, F11, F12): a
+# Hostile inputs in linear time through the real binary (question sets, filters): a
 # filter of 64 levels is accepted alone and beside another --filter, the 65th level is
 # refused quoting only what the user wrote; an or-chain of 30,000 conditions and a
 # question set of 50,000 questions finish within a bound far above their linear cost
@@ -18,7 +18,7 @@ function(timed rc seconds out_var)
   set(${out_var} "${o}${e}" PARENT_SCOPE)
 endfunction()
 
-# F11: 64 levels, as documented (max_filter_depth); the tool no longer wraps a --filter.
+# 64 levels, as documented (max_filter_depth); the tool no longer wraps a --filter.
 string(REPEAT "(" 64 open)
 string(REPEAT ")" 64 close)
 set(deep "${open}type=amendment${close}")
@@ -34,14 +34,14 @@ expect("${out}" "filter '\\(\\(\\(\\(\\([(]*type=amendment[)]*': nested deeper t
        "a filter of 65 levels")
 expect_not("${out}" "source\\?|\\) and \\(" "the error quotes only the filter at fault")
 
-# F12: an or-chain of 30,000 conditions (120 KB, one argument): about a second in all
+# An or-chain of 30,000 conditions (120 KB, one argument): about a second in all
 # for the three parses of a search (the tool's check, the search, none for the hint);
 # each took about 20 s when every new term moved the earlier ones.
 string(REPEAT "a=1|" 29999 chain)
 timed(0 20 out search ${IDX} --filter "${chain}type=amendment" "notice period")
 expect("${out}" "1\\. contracts/amendment-2025.md:7" "search with an or-chain of 30,000 conditions")
 
-# F10: 50,000 questions, the last without 'relevant': the error names its line after
+# 50,000 questions, the last without 'relevant': the error names its line after
 # reading them all (0.7 s; the line of each question was counted from the start of the
 # file, about 70 s).
 string(REPEAT "{\"question\": \"notice period\", \"relevant\": []},\n" 50000 questions)

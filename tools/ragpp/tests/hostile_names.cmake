@@ -1,4 +1,4 @@
-# Issue 25, items 3, 4 and 6 against the real binary: names are data, one option parser,
+# Against the real binary: names are data, one option parser,
 # access metadata that fails closed. Included from cli.cmake, it registers the test;
 # run with cmake -DPROGRAM=ragpp -DWORK=folder -P hostile_names.cmake, it is the test:
 #  1. a file and a folder whose names are not UTF-8 are left out with a warning naming
@@ -100,11 +100,11 @@ endforeach()
 run(0 out search ${WORK}/idx router --k1 1.2e0 --b .5 --rrf-k 60. --weights 1,0.5 --field-weights 3,1,1e0)
 # The same mistake, the same exit status and message, whatever the command.
 run(2 out index ${C} --out ${WORK}/never --overlap 100001)
-expect("${out}" "ragpp index: [^\n]*--overlap: overlap 100001 must be smaller than max_tokens 400 \\(see ragpp index --help\\)" "index --overlap")
+expect("${out}" "ragpp index: [^\n]*chunking: overlap 100001 must be smaller than max_tokens 400 \\(see ragpp index --help\\)" "index --overlap")
 run(2 out eval ${C} ${WORK}/no-questions.json --overlap 100001)
-expect("${out}" "ragpp eval: [^\n]*--overlap: overlap 100001 must be smaller than max_tokens 400 \\(see ragpp eval --help\\)" "eval --overlap")
+expect("${out}" "ragpp eval: [^\n]*chunking: overlap 100001 must be smaller than max_tokens 400 \\(see ragpp eval --help\\)" "eval --overlap")
 run(2 out chunk ${C}/ok.md --overlap 100001)
-expect("${out}" "ragpp chunk: [^\n]*--overlap: overlap 100001 must be smaller than max_tokens 400 \\(see ragpp chunk --help\\)" "chunk --overlap")
+expect("${out}" "ragpp chunk: [^\n]*chunking: overlap 100001 must be smaller than max_tokens 400 \\(see ragpp chunk --help\\)" "chunk --overlap")
 run(2 out index ${C} --out ${WORK}/idx --overlap 500)  # an update: against the saved max_tokens
 expect("${out}" "overlap 500 must be smaller than max_tokens 400" "index update --overlap")
 # Empty lists and empty items.
@@ -119,7 +119,7 @@ run(2 out eval ${C} ${WORK}/no-questions.json --k=1,5,)
 expect("${out}" "ragpp eval: --k: '' is not an integer" "eval --k 1,5,")
 # An index folder inside its corpus.
 run(2 out index ${C} --out ${C})
-expect("${out}" "--out '[^']*' is the corpus folder" "--out C")
+expect("${out}" "ragpp index: [^\n]*index folder '[^']*' is the corpus folder" "--out C")
 run(2 out index ${C} --out ${C}/sub/idx)
 expect("${out}" "is inside the corpus folder" "--out C/sub/idx")
 run(2 out index ${C}/ --out ${C}/./.ragpp)

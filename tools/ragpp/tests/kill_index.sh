@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kill -9 during `ragpp index CORPUS --out DIR` over an existing index, many times
-# (issue 14): after each kill the folder must open and answer as the old or the new
+# after each kill the folder must open and answer as the old or the new
 # index, never a mix and never unloadable.
 #   kill_index.sh RAGPP WORKDIR [FILES=3000] [KILLS=30]
 # Each round writes "marker roundN" into round.md and changes a few other notes, starts

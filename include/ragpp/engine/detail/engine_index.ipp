@@ -23,11 +23,9 @@ RAGPP_FUNC AnyAnalyzer::AnyAnalyzer(std::string name) : name_(std::move(name)) {
 RAGPP_FUNC AnyEmbedder make_any_embedder(const EngineConfig& c) {
     const RolePrefixes prefixes{c.query_prefix, c.passage_prefix};
     if (c.embedder.starts_with("hashing:")) {  // hashing with another dimension
-        const std::string dim = c.embedder.substr(8);
-        if (dim.empty() || dim.find_first_not_of("0123456789") != std::string::npos || dim.size() > 6 || std::stoul(dim) == 0)
-            throw InvalidArgument("embedder hashing:DIM needs a positive dimension, got '" + dim + "'");
+        check_embedder_spec(c.embedder);
         HashingOptions o;
-        o.dimension = std::stoul(dim);
+        o.dimension = std::stoul(c.embedder.substr(8));
         o.prefixes = prefixes;
         return AnyEmbedder(HashingEmbedder(o), c.embedder);
     }
