@@ -18,8 +18,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -70,8 +72,8 @@ EngineConfig test_config() {
     EngineConfig c;
     c.analyzer = "english";
     c.embedder = "hashing:64";
-    c.per_source = 0;
-    c.candidates = 100000;
+    c.search.per_source = 0;
+    c.search.candidates = 100000;
     return c;
 }
 
@@ -1123,7 +1125,7 @@ TEST_CASE("evaluation run: the default pipelines, their names, and the plan's mi
     const auto options = evaluation_pipelines(plan, c);
     CHECK(options[3].reranker == "proximity");
     CHECK(options[3].weights == std::vector<double>{1.0, 0.5});
-    CHECK(options[0].depth == c.candidates);
+    CHECK(options[0].depth == c.search.candidates);
 
     // Mistakes of the plan, before any work.
     plan.rerankers.clear();
@@ -1438,4 +1440,75 @@ TEST_CASE("index_folder: mistakes of the request are refused before anything is 
     CHECK(r.action == IndexAction::built);
     CHECK(!r.files);
     CHECK(r.counts.chunks == 1);
+}
+
+TEST_CASE("search settings: a query's own equal the same defaults built in, saved, and checked", "[engine][settings]") {
+    std::mt19937 rng(33);
+    ragpp_test::TempDir corpus, out;
+    for (int i = 0; i < 8; ++i) write_file(corpus.path / ("n" + std::to_string(i) + ".md"), random_note(rng), i);
+    SearchSettings tuned = test_config().search;
+    tuned.k1 = 1.6;
+    tuned.b = 0.9;
+    tuned.rrf_k = 5;
+    tuned.weights = {1.0, 0.3};
+    EngineConfig built_in = test_config();
+    built_in.search = tuned;
+    const auto with_defaults = Engine::build(corpus.path, built_in);
+    auto plain = Engine::build(corpus.path, test_config());
+
+    const auto scores = [](const Engine& e, const std::string& query, SearchMode mode, std::optional<SearchSettings> s) {
+        EngineQuery q;
+        q.k = 1000;
+        q.mode = mode;
+        q.principal = Principal::system();
+        q.check_sources = false;
+        q.search = std::move(s);
+        Ranked ranking;
+        for (const auto& r : e.search(query, q).results) ranking.emplace_back(r.document->id, r.score);
+        return ranking;
+    };
+    bool differs = false;  // the tuned settings change some ranking: the comparison is not vacuous
+    for (int t = 0; t < 10; ++t) {
+        const std::string query = random_query(rng);
+        INFO(query);
+        for (auto mode : {SearchMode::bm25, SearchMode::hybrid}) {
+            const auto expected = scores(with_defaults, query, mode, std::nullopt);
+            require_same_ranking(scores(plain, query, mode, tuned), expected);
+            differs = differs || scores(plain, query, mode, std::nullopt) != expected;
+        }
+    }
+    CHECK(differs);
+    CHECK(plain.config().search.k1 == 0.9);  // a query's settings change nothing stored
+
+    // New defaults: used by queries without their own, saved and read back.
+    plain.set_search_defaults(tuned);
+    const std::string query = "backup restore router";
+    require_same_ranking(scores(plain, query, SearchMode::hybrid, std::nullopt),
+                         scores(with_defaults, query, SearchMode::hybrid, std::nullopt));
+    plain.save(out.path);
+    const auto reopened = Engine::open(out.path);
+    CHECK(reopened.config().search.k1 == 1.6);
+    CHECK(reopened.config().search.weights == std::vector<double>{1.0, 0.3});
+    require_same_ranking(scores(reopened, query, SearchMode::hybrid, std::nullopt),
+                         scores(with_defaults, query, SearchMode::hybrid, std::nullopt));
+
+    // Values out of their domain: refused, nothing changed.
+    for (auto bad : std::vector<std::pair<const char*, std::function<void(SearchSettings&)>>>{
+             {"b must be in [0, 1]", [](SearchSettings& s) { s.b = 1.5; }},
+             {"k1 must be", [](SearchSettings& s) { s.k1 = -1; }},
+             {"weights needs two numbers", [](SearchSettings& s) { s.weights = {1.0}; }},
+             {"each fusion weight", [](SearchSettings& s) { s.weights = {1.0, std::nan("")}; }},
+             {"candidates must be >= 1", [](SearchSettings& s) { s.candidates = 0; }},
+             {"rerank_candidates must be >= 1", [](SearchSettings& s) { s.rerank_candidates = 0; }},
+             {"each field weight", [](SearchSettings& s) { s.field_weights = FieldWeights{1, -2, 1}; }}}) {
+        INFO(bad.first);
+        SearchSettings s;
+        bad.second(s);
+        CHECK_THROWS_WITH(plain.set_search_defaults(s), Catch::Contains(bad.first));
+        CHECK_THROWS_AS(scores(plain, query, SearchMode::bm25, s), InvalidArgument);
+        EngineConfig c = test_config();
+        c.search = s;
+        CHECK_THROWS_AS(Engine::build(corpus.path, c), InvalidArgument);
+    }
+    CHECK(plain.config().search.k1 == 1.6);
 }

@@ -33,8 +33,10 @@ std::string fmt(double v, const char* f = "%.3f") {
 
 int run_ask(cli::ArgParser& p) {
     auto engine = cli::Engine::open(p.get("DIR"), p.count("threads"));
-    cli::apply_search_options(p, engine.config());
-    cli::apply_rerank_options(p, engine.config());
+    // This query's search settings: the options over the index's saved defaults.
+    ragpp::SearchSettings settings = engine.config().search;
+    cli::apply_search_options(p, settings);
+    cli::apply_rerank_options(p, settings);
     const auto mode = cli::parse_mode_or_default(p.get("mode"), engine.config());
     const std::string reranker = p.get("rerank");
     cli::check_reranker(reranker);
@@ -68,13 +70,14 @@ int run_ask(cli::ArgParser& p) {
     q.principal = cli::principal(p);
     q.reranker = reranker;
     q.check_sources = cli::check_sources(p);
+    q.search = settings;
     // The decision is the library's (ragpp::Engine::answer); this prints it.
     const auto a = engine.answer(question, q, ao);
     cli::warn_stale(a.stale_sources);
 
     nlohmann::json j{{"question", question},         {"answered", a.answered}, {"confidence", a.confidence},
                      {"min_confidence", a.min_confidence}, {"reranker", reranker}, {"mode", cli::mode_name(mode)}};
-    const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());
+    const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config().embedder, settings);
     j["vector_list_used"] = note.empty();
     if (!note.empty()) {
         j["vector_list_note"] = note;

@@ -125,7 +125,7 @@ void print_report(const ragpp::EvaluationRunReport& r, const cli::EngineConfig& 
     const auto& ks = r.ks;
     std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
                 r.readable_chunks, questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
-                config.k1, config.b, config.rrf_k, config.candidates);
+                config.search.k1, config.search.b, config.search.rrf_k, config.search.candidates);
     if (r.default_pipelines)
         std::printf("default pipeline (search, ask and the first row here, without --mode): %s (embedder %s; see "
                     "docs/evaluation.md)\n\n",
@@ -189,8 +189,8 @@ int run_eval(cli::ArgParser& p) {
     cli::EngineConfig config = cli::usage_of([&] { return cli::engine_config(p); });
     cli::check_embedder_spec(config.embedder);
     config.threads = p.count("threads");
-    cli::apply_search_options(p, config);
-    cli::apply_rerank_options(p, config);
+    cli::apply_search_options(p, config.search);
+    cli::apply_rerank_options(p, config.search);
     ragpp::EvaluationPlan plan;
     plan.ks = parse_ks(p.get("k"));
     plan.passages = p.count("passages");

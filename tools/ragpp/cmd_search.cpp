@@ -25,8 +25,10 @@ std::string first_lines(const std::string& text, std::size_t max_chars) {
 
 int run_search(cli::ArgParser& p) {
     auto engine = cli::Engine::open(p.get("DIR"), p.count("threads"));
-    cli::apply_search_options(p, engine.config());
-    cli::apply_rerank_options(p, engine.config());
+    // This query's search settings: the options over the index's saved defaults.
+    ragpp::SearchSettings settings = engine.config().search;
+    cli::apply_search_options(p, settings);
+    cli::apply_rerank_options(p, settings);
     const std::string reranker = cli::check_reranker(p.get("rerank"));
     const auto mode = cli::parse_mode_or_default(p.get("mode"), engine.config());
     const std::size_t k = p.count("k");
@@ -41,6 +43,7 @@ int run_search(cli::ArgParser& p) {
     q.principal = cli::principal(p);
     q.reranker = reranker;
     q.check_sources = cli::check_sources(p);
+    q.search = settings;
     const auto found = engine.search(p.get("QUERY"), q);
     cli::warn_stale(found.stale_sources);
     const auto& results = found.results;
@@ -48,7 +51,7 @@ int run_search(cli::ArgParser& p) {
     const std::string hint = results.empty() ? engine.filter_hint(filters, q.principal) : std::string();
     if (!hint.empty()) std::fprintf(stderr, "note: %s\n", cli::printable(hint).c_str());
     const char* names[] = {"bm25", "vector"};
-    const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config());
+    const std::string note = cli::vector_list_note(mode, p.get("mode"), engine.config().embedder, settings);
     if (p.has("json")) {
         nlohmann::json j = nlohmann::json::array();
         for (std::size_t i = 0; i < results.size(); ++i) {

@@ -93,16 +93,16 @@ std::vector<double> parse_weights(const std::string& text, const std::string& wh
     return number_list(text, what, 2, "BM25's weight and the vector index's");
 }
 
-void apply_search_options(const ArgParser& p, EngineConfig& c) {
-    c.k1 = p.number("k1");
-    c.b = p.number("b");
-    c.rrf_k = p.number("rrf-k");
-    c.candidates = p.count("candidates");
-    c.weights = parse_weights(p.get("weights"), "--weights");
-    c.per_source = p.count("per-source");
+void apply_search_options(const ArgParser& p, ragpp::SearchSettings& s) {
+    s.k1 = p.number("k1");
+    s.b = p.number("b");
+    s.rrf_k = p.number("rrf-k");
+    s.candidates = p.count("candidates");
+    s.weights = parse_weights(p.get("weights"), "--weights");
+    s.per_source = p.count("per-source");
     if (p.given("field-weights")) {  // given empty is a mistake, not "the index's"
         const auto w = number_list(p.get("field-weights"), "--field-weights", 3, "title, headings, path");
-        c.field_weights = ragpp::FieldWeights{w[0], w[1], w[2]};
+        s.field_weights = ragpp::FieldWeights{w[0], w[1], w[2]};
     }
 }
 
@@ -184,11 +184,11 @@ void declare_rerank_options(ArgParser& p) {
                 "0");
 }
 
-void apply_rerank_options(const ArgParser& p, EngineConfig& c) {
-    c.rerank_candidates = p.count("rerank-candidates");
-    if (c.rerank_candidates == 0) throw UsageError("--rerank-candidates must be >= 1");
-    c.rerank_weight = p.number("rerank-weight");
-    if (!(c.rerank_weight >= 0)) throw UsageError("--rerank-weight must be >= 0");
+void apply_rerank_options(const ArgParser& p, ragpp::SearchSettings& s) {
+    s.rerank_candidates = p.count("rerank-candidates");
+    if (s.rerank_candidates == 0) throw UsageError("--rerank-candidates must be >= 1");
+    s.rerank_weight = p.number("rerank-weight");
+    if (!(s.rerank_weight >= 0)) throw UsageError("--rerank-weight must be >= 0");
 }
 
 const std::string& check_reranker(const std::string& name) {
@@ -219,12 +219,13 @@ Mode parse_mode_or_default(const std::string& name, const EngineConfig& c) {
     return name.empty() ? default_mode(c) : parse_mode(name);
 }
 std::string mode_name(Mode m) { return ragpp::search_mode_name(m); }
-std::string vector_list_note(Mode mode, const std::string& mode_option, const EngineConfig& c) {
+std::string vector_list_note(Mode mode, const std::string& mode_option, const std::string& embedder,
+                             const ragpp::SearchSettings& s) {
     if (mode == Mode::bm25 && mode_option.empty())  // the default pipeline: bm25 only with a hashing embedder
-        return "vector list not used: the " + c.embedder + " embedder is not semantic, so the default pipeline is bm25 "
+        return "vector list not used: the " + embedder + " embedder is not semantic, so the default pipeline is bm25 "
                "(--mode hybrid or --mode vector consults it; ragpp index --embedder model2vec:DIR gives semantic vectors)";
     if (mode == Mode::bm25) return "vector list not used (--mode bm25)";
-    if (mode == Mode::hybrid && c.weights.size() == 2 && c.weights[1] == 0)
+    if (mode == Mode::hybrid && s.weights.size() == 2 && s.weights[1] == 0)
         return "vector list not used (--weights gives it weight 0)";
     return "";
 }
@@ -443,7 +444,6 @@ std::string Engine::filter_hint(const std::vector<std::string>& filters, const r
 }
 std::filesystem::path Engine::corpus_root() const { return impl_->engine.corpus_root(); }
 const EngineConfig& Engine::config() const { return impl_->engine.config(); }
-EngineConfig& Engine::config() { return impl_->engine.config(); }
 std::size_t Engine::size() const { return impl_->engine.size(); }
 std::size_t Engine::source_count() const { return impl_->engine.documents().source_count(); }
 std::uint64_t Engine::generation() const { return impl_->engine.generation(); }

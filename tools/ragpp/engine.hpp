@@ -48,12 +48,12 @@ ragpp::IndexSettings index_settings(const ArgParser& p);
 void check_chunking(const EngineConfig& c);
 /// Declares and reads the search-time knobs (--rrf-k, --weights, --candidates, --k1, --b).
 void declare_search_options(ArgParser& p);
-void apply_search_options(const ArgParser& p, EngineConfig& c);
+void apply_search_options(const ArgParser& p, ragpp::SearchSettings& s);
 
 /// Declares and reads the rerank knobs (--rerank-candidates, --rerank-weight; --rerank
 /// itself is declared by each command, repeated for eval, single for ask).
 void declare_rerank_options(ArgParser& p);
-void apply_rerank_options(const ArgParser& p, EngineConfig& c);
+void apply_rerank_options(const ArgParser& p, ragpp::SearchSettings& s);
 /// Throws UsageError unless `name` is none, proximity, softmatch or cross-encoder:DIR.
 const std::string& check_reranker(const std::string& name);
 
@@ -87,7 +87,8 @@ std::string mode_name(Mode m);
 /// vector list unconsulted (the default pipeline of the hashing embedder is bm25, --mode
 /// bm25, or a vector weight of 0), or "" when it consults it. search and ask say it once,
 /// since every result's trace then shows "vector -".
-std::string vector_list_note(Mode mode, const std::string& mode_option, const EngineConfig& c);
+std::string vector_list_note(Mode mode, const std::string& mode_option, const std::string& embedder,
+                             const ragpp::SearchSettings& s);
 /// A pipeline of ragpp eval: "bm25", "vector", "hybrid" or "hybrid:W1,W2".
 ragpp::EvaluationPipeline parse_pipeline(const std::string& spec);
 /// "W1,W2" -> two weights >= 0; UsageError naming `what` otherwise.
@@ -129,7 +130,6 @@ public:
     [[nodiscard]] std::string filter_hint(const std::vector<std::string>& filters, const ragpp::Principal& reader) const;
     [[nodiscard]] std::filesystem::path corpus_root() const;
     [[nodiscard]] const EngineConfig& config() const;
-    EngineConfig& config();
     /// Chunks, and source files.
     [[nodiscard]] std::size_t size() const;
     [[nodiscard]] std::size_t source_count() const;

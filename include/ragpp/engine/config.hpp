@@ -19,8 +19,54 @@
 
 namespace ragpp {
 
-/// Everything that shapes an engine. The first group shapes the index (a change needs a
-/// rebuild, see same_index_settings); the rest are search-time knobs, saved as defaults.
+/// The search-time knobs of an engine. Its defaults are saved with the index
+/// (EngineConfig::search) and a query may bring its own (EngineQuery::search): changing
+/// them changes no index.
+struct SearchSettings {
+    /// BM25's term frequency saturation and length normalisation.
+    double k1 = 0.9, b = 0.4;
+    /// Reciprocal rank fusion: 1 / (rrf_k + rank) per list, times the list's weight (BM25,
+    /// vectors) in hybrid mode.
+    double rrf_k = 60;
+    std::vector<double> weights{1.0, 1.0};
+    /// Results each index contributes to the fusion.
+    std::size_t candidates = 100;
+    /// At most this many chunks of one source file in the top k (0: no cap).
+    std::size_t per_source = 3;
+    /// BM25F weights of title, headings and path per query (unset: the index's).
+    std::optional<FieldWeights> field_weights;
+    /// Fused results the reranker re-scores.
+    std::size_t rerank_candidates = 50;
+    /// Weight of the first-stage score in the rerank stage (rerank/reranker.hpp): the
+    /// lexical rerankers (proximity, softmatch) combine by RerankFusion::lists with this
+    /// weight, or lexical_fused_weight when it is 0; a cross-encoder by
+    /// RerankFusion::score (0: its score alone).
+    double rerank_weight = 0.0;
+
+    /// Throws InvalidArgument naming the first value out of its domain: k1, rrf_k or
+    /// rerank_weight negative, b outside [0, 1], not two weights >= 0, candidates or
+    /// rerank_candidates 0, a field weight negative, any of them not finite.
+    void validate() const {
+        const auto finite = [](double v) { return v == v && v - v == 0; };
+        const auto at_least_0 = [&](double v, const char* name) {
+            if (!finite(v) || v < 0) throw InvalidArgument(std::string("search settings: ") + name + " must be a finite number >= 0");
+        };
+        at_least_0(k1, "k1");
+        if (!finite(b) || b < 0 || b > 1) throw InvalidArgument("search settings: b must be in [0, 1]");
+        at_least_0(rrf_k, "rrf_k");
+        if (weights.size() != 2) throw InvalidArgument("search settings: weights needs two numbers (BM25, vectors)");
+        for (double w : weights) at_least_0(w, "each fusion weight");
+        if (candidates == 0) throw InvalidArgument("search settings: candidates must be >= 1");
+        if (rerank_candidates == 0) throw InvalidArgument("search settings: rerank_candidates must be >= 1");
+        at_least_0(rerank_weight, "rerank_weight");
+        if (field_weights)
+            for (double w : {field_weights->title, field_weights->headings, field_weights->path}) at_least_0(w, "each field weight");
+    }
+};
+
+/// Everything that shapes an engine: the index settings, what a generation is built with
+/// (a change needs a rebuild, see same_index_settings; fixed once the engine exists),
+/// the threads it runs on, and its search defaults.
 struct EngineConfig {
     /// text/analyzer.hpp's with_analyzer names; "multilingual": each document in its
     /// language (English or French), queries in both, CJK bigrams.
@@ -38,23 +84,10 @@ struct EngineConfig {
     /// --unlabelled public, the default) or only Principal::system() (deny: private).
     /// Collection's own default is deny; the engine's is allow (docs/filters.md).
     Unlabeled unlabeled = Unlabeled::allow;
-    // --- search-time ---
     /// Threads of transformer embedding and reranking (0: every core); not saved.
     std::size_t threads = 0;
-    double k1 = 0.9, b = 0.4;
-    double rrf_k = 60;
-    std::vector<double> weights{1.0, 1.0};
-    std::size_t candidates = 100;
-    /// At most this many chunks of one source file in the top k (0: no cap).
-    std::size_t per_source = 3;
-    /// BM25F weights of title, headings and path per query (unset: the index's).
-    std::optional<FieldWeights> field_weights;
-    std::size_t rerank_candidates = 50;
-    /// Weight of the first-stage score in the rerank stage (rerank/reranker.hpp): the
-    /// lexical rerankers (proximity, softmatch) combine by RerankFusion::lists with this
-    /// weight, or lexical_fused_weight when it is 0; a cross-encoder by
-    /// RerankFusion::score (0: its score alone).
-    double rerank_weight = 0.0;
+    /// The search defaults, saved with the index (Engine::set_search_defaults changes them).
+    SearchSettings search;
 };
 
 /// Whether two configurations build the same index (analyzer, embedder, prefixes,
@@ -118,6 +151,8 @@ struct EngineQuery {
     std::string reranker = "none";
     /// Check each result's source against the manifest (see the header comment).
     bool check_sources = true;
+    /// This query's search settings (unset: the engine's, EngineConfig::search).
+    std::optional<SearchSettings> search;
 };
 
 struct EngineResults {
@@ -143,9 +178,11 @@ struct EvaluationOptions {
     std::string name;
     Principal principal;
     std::string reranker = "none";
-    /// Hybrid fusion weights of this pipeline (empty: EngineConfig::weights).
+    /// Hybrid fusion weights of this pipeline (empty: the search settings').
     std::vector<double> weights;
-    /// Ranking depth evaluated (0: EngineConfig::candidates). Up to candidates, the first
+    /// The search settings of this pipeline (unset: the engine's, EngineConfig::search).
+    std::optional<SearchSettings> search;
+    /// Ranking depth evaluated (0: the search settings' candidates). Up to candidates, the first
     /// answer.passages entries are exactly what Engine::answer reads.
     std::size_t depth = 0;
     /// The answer stage whose confidence is computed per question (passages, floor,
@@ -158,7 +195,7 @@ struct EvaluationOptions {
 /// A pipeline of an evaluation run (engine/evaluation_run.hpp): a mode, and for hybrid its fusion weights.
 struct EvaluationPipeline {
     SearchMode mode = SearchMode::bm25;
-    /// Hybrid only; empty: EngineConfig::weights.
+    /// Hybrid only; empty: the search settings' (EngineConfig::search).
     std::vector<double> weights;
 };
 

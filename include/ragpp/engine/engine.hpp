@@ -326,10 +326,14 @@ public:
     /// folder's parent, are rewritten in `questions`; the rest that match nothing are listed).
     [[nodiscard]] LabelCheck resolve_labels(QuestionSet& questions, const std::vector<std::string>& prefixes = {}) const;
 
+    /// The settings the index was built with, its threads and its search defaults. Read
+    /// only: the index settings are fixed once the engine exists (a change is a rebuild),
+    /// so nothing changed here can make a folder that does not open.
     [[nodiscard]] const EngineConfig& config() const noexcept;
-    /// The search-time knobs may change (k1, b, fusion, candidates, per-source, field
-    /// weights, rerank); the index-shaping ones are read at build time only.
-    [[nodiscard]] EngineConfig& config() noexcept;
+    /// Replaces the search defaults (saved by the next save()); a query may also bring its
+    /// own (EngineQuery::search, EvaluationOptions::search). Throws InvalidArgument for a
+    /// value out of its domain (SearchSettings::validate), the engine unchanged.
+    void set_search_defaults(SearchSettings settings);
     /// Live chunks.
     [[nodiscard]] std::size_t size() const noexcept;
     [[nodiscard]] const Documents& documents() const noexcept;

@@ -49,6 +49,8 @@ struct EvaluationPlan {
     double relative_floor = 0.5;
     /// The precision the suggested abstention threshold must reach, in (0, 1].
     double target_precision = 0.9;
+    /// The search settings of every pipeline (unset: the engine's, EngineConfig::search).
+    std::optional<SearchSettings> search;
     /// Who reads: the pipelines search what it may read, and labels only in documents it
     /// may not read are reported (EvaluationRunReport::hidden_labels).
     Principal principal;

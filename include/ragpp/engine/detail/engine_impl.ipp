@@ -70,16 +70,23 @@ struct Engine::Impl {
                    });
     }
 
-    [[nodiscard]] SearchOptions options(SearchMode mode) const {
+    /// The settings of a query: its own, or the engine's defaults (validated when set).
+    [[nodiscard]] const SearchSettings& settings(const std::optional<SearchSettings>& own) const {
+        if (!own) return config.search;
+        own->validate();
+        return *own;
+    }
+
+    [[nodiscard]] static SearchOptions options(SearchMode mode, const SearchSettings& s) {
         SearchOptions o;
-        o.k1 = config.k1;
-        o.b = config.b;
-        o.rrf_k = config.rrf_k;
-        o.candidates = config.candidates;
-        o.field_weights = config.field_weights;
+        o.k1 = s.k1;
+        o.b = s.b;
+        o.rrf_k = s.rrf_k;
+        o.candidates = s.candidates;
+        o.field_weights = s.field_weights;
         o.weights = mode == SearchMode::bm25     ? std::vector<double>{1.0, 0.0}
                     : mode == SearchMode::vector ? std::vector<double>{0.0, 1.0}
-                                                 : config.weights;
+                                                 : s.weights;
         return o;
     }
 
@@ -93,9 +100,9 @@ struct Engine::Impl {
     /// `reader`: the statistics of a reader who may not read every chunk (null: every
     /// chunk); the lexical rerankers then weigh words by that reader's idf.
     [[nodiscard]] std::vector<Result> rerank(const std::string& reranker, std::string_view query,
-                                             std::vector<Result> fused, std::size_t keep,
+                                             std::vector<Result> fused, std::size_t keep, const SearchSettings& s,
                                              const std::shared_ptr<const ReaderStatistics>& reader = nullptr) const {
-        RerankOptions o{config.rerank_candidates, std::max<std::size_t>(keep, 1), config.rerank_weight};
+        RerankOptions o{s.rerank_candidates, std::max<std::size_t>(keep, 1), s.rerank_weight};
         // The lexical rerankers reorder what retrieval found instead of replacing it: each
         // index list's own score joins theirs (RerankFusion::lists), weighted by
         // rerank_weight, or by lexical_fused_weight when it is 0 (docs/reranking.md).
@@ -120,26 +127,26 @@ struct Engine::Impl {
 
     /// The ranking of search, answer and evaluate, `depth` long: search with `o` (its
     /// allowed set included), per-source cap, then the reranker. Prefix-stable: for
-    /// depths up to config.candidates, a shorter ranking is the start of a longer one
-    /// (the retriever fuses lists of config.candidates whatever the depth, the cap
+    /// depths up to s.candidates, a shorter ranking is the start of a longer one
+    /// (the retriever fuses lists of s.candidates whatever the depth, the cap
     /// runs over the whole fused list, the reranker re-scores the same first
     /// rerank_candidates), so ask's passages are the first entries of eval's ranking.
     [[nodiscard]] std::vector<Result> run(std::string_view query, std::size_t depth, const SearchOptions& o,
-                                          const std::string& reranker, SearchTimings* timings = nullptr,
-                                          StageTimes* stages = nullptr) const {
+                                          const SearchSettings& s, const std::string& reranker,
+                                          SearchTimings* timings = nullptr, StageTimes* stages = nullptr) const {
         using detail::engine::Clock;
-        const std::size_t want = reranker == "none" ? depth : std::max(depth, config.rerank_candidates);
+        const std::size_t want = reranker == "none" ? depth : std::max(depth, s.rerank_candidates);
         const auto& r = docs->retriever();
         SearchTimings local;
         SearchTimings& t = timings ? *timings : local;
         std::vector<Result> results;
-        if (config.per_source == 0) {
+        if (s.per_source == 0) {
             results = r.search(query, want, o, t);
         } else {  // source diversity: chunks over the cap move down the whole fused list
-            results = r.search(query, std::max(want, config.candidates), o, t);
+            results = r.search(query, std::max(want, s.candidates), o, t);
             const auto tc = Clock::now();
             const std::size_t listed = results.size();
-            results = cap_per_source(std::move(results), config.per_source, listed);
+            results = cap_per_source(std::move(results), s.per_source, listed);
             t.fusion_seconds += std::chrono::duration<double>(Clock::now() - tc).count();
         }
         if (results.size() > want) results.resize(want);
@@ -148,7 +155,7 @@ struct Engine::Impl {
             return results;
         }
         const auto t0 = Clock::now();
-        results = rerank(reranker, query, std::move(results), depth, o.statistics);
+        results = rerank(reranker, query, std::move(results), depth, s, o.statistics);
         if (stages) stages->emplace_back("rerank", std::chrono::duration<double>(Clock::now() - t0).count());
         return results;
     }

@@ -137,11 +137,11 @@ RAGPP_FUNC nlohmann::json Engine::config_to_json(const EngineConfig& c) {
                      {"delta", c.delta},           {"max_tokens", c.max_tokens},
                      {"unlabeled", c.unlabeled == Unlabeled::allow ? "public" : "private"},
                      {"overlap", c.overlap ? nlohmann::json(*c.overlap) : nlohmann::json(nullptr)},
-                     {"k1", c.k1},                 {"b", c.b},               {"rrf_k", c.rrf_k},
-                     {"weights", c.weights},       {"candidates", c.candidates}, {"per_source", c.per_source},
-                     {"rerank_candidates", c.rerank_candidates}, {"rerank_weight", c.rerank_weight}};
-    j["field_weights"] = c.field_weights ? nlohmann::json{c.field_weights->title, c.field_weights->headings,
-                                                          c.field_weights->path}
+                     {"k1", c.search.k1},                 {"b", c.search.b},               {"rrf_k", c.search.rrf_k},
+                     {"weights", c.search.weights},       {"candidates", c.search.candidates}, {"per_source", c.search.per_source},
+                     {"rerank_candidates", c.search.rerank_candidates}, {"rerank_weight", c.search.rerank_weight}};
+    j["field_weights"] = c.search.field_weights ? nlohmann::json{c.search.field_weights->title, c.search.field_weights->headings,
+                                                          c.search.field_weights->path}
                                          : nlohmann::json(nullptr);
     return j;
 }
@@ -161,18 +161,23 @@ RAGPP_FUNC EngineConfig Engine::config_from_json(const nlohmann::json& j) {
     if (unlabeled != "public" && unlabeled != "private")
         throw FormatError("settings: unlabeled must be public or private, not '" + unlabeled + "'");
     c.unlabeled = unlabeled == "public" ? Unlabeled::allow : Unlabeled::deny;
-    c.k1 = j.at("k1").get<double>();
-    c.b = j.at("b").get<double>();
-    c.rrf_k = j.at("rrf_k").get<double>();
-    c.weights = j.at("weights").get<std::vector<double>>();
-    c.candidates = j.at("candidates").get<std::size_t>();
-    c.per_source = j.at("per_source").get<std::size_t>();
-    c.rerank_candidates = j.at("rerank_candidates").get<std::size_t>();
-    c.rerank_weight = j.at("rerank_weight").get<double>();
+    c.search.k1 = j.at("k1").get<double>();
+    c.search.b = j.at("b").get<double>();
+    c.search.rrf_k = j.at("rrf_k").get<double>();
+    c.search.weights = j.at("weights").get<std::vector<double>>();
+    c.search.candidates = j.at("candidates").get<std::size_t>();
+    c.search.per_source = j.at("per_source").get<std::size_t>();
+    c.search.rerank_candidates = j.at("rerank_candidates").get<std::size_t>();
+    c.search.rerank_weight = j.at("rerank_weight").get<double>();
     if (const auto& f = j.at("field_weights"); !f.is_null()) {
         const auto w = f.get<std::vector<double>>();
         if (w.size() != 3) throw FormatError("settings: field_weights needs 3 numbers");
-        c.field_weights = FieldWeights{w[0], w[1], w[2]};
+        c.search.field_weights = FieldWeights{w[0], w[1], w[2]};
+    }
+    try {
+        c.search.validate();
+    } catch (const InvalidArgument& e) {
+        throw FormatError(std::string("settings: ") + e.what());
     }
     return c;
 }
@@ -302,13 +307,13 @@ RAGPP_FUNC SourceManifest Engine::read_sources(const std::filesystem::path& path
     return m;
 }
 
-RAGPP_FUNC RetrieverOptions Engine::retriever_options(const EngineConfig& c) { return {c.rrf_k, c.weights, c.candidates}; }
+RAGPP_FUNC RetrieverOptions Engine::retriever_options(const EngineConfig& c) { return {c.search.rrf_k, c.search.weights, c.search.candidates}; }
 
 RAGPP_FUNC BM25Params Engine::bm25_params(const EngineConfig& c) {
     BM25Params p;
     p.variant = parse_bm25_variant(c.variant);
-    p.k1 = c.k1;
-    p.b = c.b;
+    p.k1 = c.search.k1;
+    p.b = c.search.b;
     p.delta = c.delta;
     return p;
 }
@@ -327,6 +332,7 @@ RAGPP_FUNC Engine::Engine(EngineConfig config) : impl_(std::make_unique<Impl>())
     if (config.quantize != "none" && config.quantize != "int8")
         throw InvalidArgument("quantize must be none or int8, not '" + config.quantize + "'");
     collection_options(config).chunking.validate("EngineConfig");
+    config.search.validate();
     impl_->config = std::move(config);
 }
 RAGPP_FUNC Engine::Engine(Engine&&) noexcept = default;

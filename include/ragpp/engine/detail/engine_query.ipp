@@ -39,11 +39,12 @@ RAGPP_FUNC EngineResults Engine::search(std::string_view query, const EngineQuer
     }
     EngineResults out;
     std::map<std::string, Freshness> checked;
+    const SearchSettings& settings = im.settings(q.search);
     for (;;) {
-        auto o = im.options(q.mode);
+        auto o = im.options(q.mode, settings);
         o.allowed = allowed;
         o.statistics = statistics;
-        auto results = im.run(query, q.k, o, q.reranker);
+        auto results = im.run(query, q.k, o, settings, q.reranker);
         if (!q.check_sources) {
             out.results = std::move(results);
             return out;
@@ -91,11 +92,12 @@ RAGPP_FUNC PipelineReport Engine::evaluate(const QuestionSet& questions, const E
     const auto& im = *impl_;
     check_reranker_name(options.reranker);
     options.answer.validate();
-    auto o = im.options(options.mode);
+    const SearchSettings& settings = im.settings(options.search);
+    auto o = im.options(options.mode, settings);
     if (options.mode == SearchMode::hybrid && !options.weights.empty()) o.weights = options.weights;
     o.allowed = std::make_shared<const DocSet>(im.docs->allowed(Filter::all(), options.principal));
     o.statistics = im.reader_statistics(options.principal);
-    const std::size_t depth = std::max(options.depth ? options.depth : im.config.candidates, options.answer.passages);
+    const std::size_t depth = std::max(options.depth ? options.depth : settings.candidates, options.answer.passages);
     const auto stats = im.term_statistics(options.principal);
     const auto& analyzer = im.docs->retriever().index<0>().analyzer();
     const bool cross = options.reranker.starts_with("cross-encoder:");
@@ -108,7 +110,7 @@ RAGPP_FUNC PipelineReport Engine::evaluate(const QuestionSet& questions, const E
             detail::engine::embedding_seconds = 0;
             SearchTimings t;
             StageTimes rerank;
-            auto results = im.run(q, depth, o, options.reranker, &t, &rerank);
+            auto results = im.run(q, depth, o, settings, options.reranker, &t, &rerank);
             if (options.mode != SearchMode::vector) {
                 times.emplace_back("analysis", detail::engine::analysis_seconds);
                 times.emplace_back("bm25", t.index_seconds[0] - detail::engine::analysis_seconds);
@@ -197,7 +199,10 @@ RAGPP_FUNC LabelCheck Engine::resolve_labels(QuestionSet& questions, const std::
 
 RAGPP_FUNC const EngineConfig& Engine::config() const noexcept { return impl_->config; }
 
-RAGPP_FUNC EngineConfig& Engine::config() noexcept { return impl_->config; }
+RAGPP_FUNC void Engine::set_search_defaults(SearchSettings settings) {
+    settings.validate();
+    impl_->config.search = std::move(settings);
+}
 
 RAGPP_FUNC std::size_t Engine::size() const noexcept { return impl_->docs->retriever().size(); }
 

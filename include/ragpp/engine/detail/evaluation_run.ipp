@@ -85,13 +85,15 @@ inline std::vector<Named> check_plan(const EvaluationPlan& plan, const EngineCon
     const std::vector<std::string> rerankers = plan.rerankers.empty() ? std::vector<std::string>{"none"} : plan.rerankers;
     for (const auto& r : rerankers) check_reranker_name(r);
     const std::size_t largest_k = *std::max_element(plan.ks.begin(), plan.ks.end());
+    if (plan.search) plan.search->validate();
+    const SearchSettings& settings = plan.search ? *plan.search : config.search;
     std::vector<Named> named;
     std::vector<std::string> names;
     for (const auto& p : pipelines_of(plan, config)) {
         if (p.mode == SearchMode::hybrid && !p.weights.empty() && p.weights.size() != 2)
             throw InvalidArgument("a hybrid pipeline has two fusion weights, not " + std::to_string(p.weights.size()));
         for (const auto& r : rerankers) {
-            auto n = pipeline_name(p.mode, p.weights.empty() ? config.weights : p.weights, r);
+            auto n = pipeline_name(p.mode, p.weights.empty() ? settings.weights : p.weights, r);
             if (std::find(names.begin(), names.end(), n.name) != names.end())
                 throw InvalidArgument("pipeline '" + n.name + "' given twice");
             names.push_back(n.name);
@@ -102,7 +104,8 @@ inline std::vector<Named> check_plan(const EvaluationPlan& plan, const EngineCon
                 eo.principal = plan.principal;
                 eo.reranker = r;
                 eo.weights = p.weights;
-                eo.depth = std::max(config.candidates, largest_k);
+                eo.search = plan.search;
+                eo.depth = std::max(settings.candidates, largest_k);
                 eo.answer.passages = plan.passages;
                 eo.answer.relative_floor = plan.relative_floor;
                 out->push_back(std::move(eo));
