@@ -339,16 +339,29 @@ TEST_CASE("freshness: a deleted source is never served, a changed one is flagged
     CHECK(router);
     CHECK(r.stale_sources == std::vector<std::string>{"router.md"});
     CHECK(r.deleted_sources == std::vector<std::string>{"warranty.md"});
-    // The evidence tells the model the quoted text may be outdated.
-    const auto ev = EvidenceBuilder().build("reset?", r.results);
-    CHECK(ev.render().find("changed after it was indexed") != std::string::npos);
+    // The evidence tells the model the quoted text may be outdated (answer passes search's
+    // staleness to the evidence), naming the changed file only.
+    AnswerOptions ao;
+    ao.min_confidence = 0;
+    const auto a = engine.answer("reset seconds", q, ao);
+    REQUIRE(a.answered);
+    const std::string rendered = a.evidence->render();
+    CHECK(rendered.find("changed after it was indexed") != std::string::npos);
+    REQUIRE(a.evidence->flags.size() >= 1);
+    std::size_t stale_flags = 0;
+    for (const auto& f : a.evidence->flags)
+        if (f.field == "stale") {
+            ++stale_flags;
+            CHECK(f.subject == "router.md");
+        }
+    CHECK(stale_flags == 1);
 
     // check_sources off: what the index holds, unflagged.
     q.check_sources = false;
     const auto raw = engine.search("reset seconds", q);
     CHECK(std::any_of(raw.results.begin(), raw.results.end(),
                       [](const Result& x) { return x.document->id.rfind("warranty.md", 0) == 0; }));
-    CHECK(std::none_of(raw.results.begin(), raw.results.end(), [](const Result& x) { return x.stale; }));
+    CHECK(std::none_of(raw.results.begin(), raw.results.end(), [](const EngineResult& x) { return x.stale; }));
     CHECK(raw.stale_sources.empty());
 }
 
@@ -965,7 +978,7 @@ TEST_CASE("non-interference: notes a reader cannot read change nothing it sees",
     auto word = [&] { return vocabulary[std::uniform_int_distribution<std::size_t>(0, vocabulary.size() - 1)(rng)]; };
     for (int i = 0; i < 60; ++i) queries.push_back(word() + " " + word() + (i % 3 ? " " + word() : std::string()));
     for (int i = 0; i < 20; ++i) queries.push_back(word() + " salary 210000 bluefalcon");  // the hidden notes' words
-    auto same_results = [](const std::vector<Result>& x, const std::vector<Result>& y) {
+    auto same_results = [](const std::vector<EngineResult>& x, const std::vector<EngineResult>& y) {
         if (x.size() != y.size()) return false;
         for (std::size_t i = 0; i < x.size(); ++i) {
             if (x[i].document->id != y[i].document->id || x[i].score != y[i].score) return false;

@@ -658,15 +658,17 @@ TEST_CASE("Evidence: one stale note per file, listing its sources", "[evidence]"
     const auto b = chunks_of("docs/b.md", "# Modem\n\nRestart it.\n");
     const auto c = chunks_of("docs/c.md", "# Wifi\n\nUse WPA3.\n");
     REQUIRE(a.size() == 2);
-    auto result = [](const std::shared_ptr<const Document>& d, bool stale) {
+    auto result = [](const std::shared_ptr<const Document>& d) {
         ragpp::Result r;
         r.document = d;
-        r.stale = stale;
         return r;
     };
-    const std::vector<ragpp::Result> results{result(a[0], true), result(b[0], true), result(c[0], false),
-                                             result(a[1], true)};
-    const auto ev = EvidenceBuilder(fixed()).build("q", results);
+    const std::vector<ragpp::Result> results{result(a[0]), result(b[0]), result(c[0]), result(a[1])};
+    // Without the predicate, nothing is stale.
+    CHECK(EvidenceBuilder(fixed()).build("q", results).flags.empty());
+    const auto ev = EvidenceBuilder(fixed()).build("q", results, {}, [](const ragpp::Result& r) {
+        return r.document->id.rfind("docs/c.md", 0) != 0;  // a.md and b.md changed
+    });
     REQUIRE(ev.sources.size() == 4);
     REQUIRE(ev.flags.size() == 2);
     CHECK(ev.flags[0].field == "stale");
@@ -683,8 +685,8 @@ TEST_CASE("Evidence: one stale note per file, listing its sources", "[evidence]"
     const std::string r = ev.render();
     CHECK(r.find("Notes:\n- Sources [1] and [4] come from docs/a.md, which changed") != std::string::npos);
     // Documents without "source" metadata: the file is the path of the section id.
-    const std::vector<ragpp::Result> plain{result(doc("x.md:3", "one"), true), result(doc("x.md:9#2", "two"), true)};
-    const auto ev2 = EvidenceBuilder(fixed()).build("q", plain);
+    const std::vector<ragpp::Result> plain{result(doc("x.md:3", "one")), result(doc("x.md:9#2", "two"))};
+    const auto ev2 = EvidenceBuilder(fixed()).build("q", plain, {}, [](const ragpp::Result&) { return true; });
     REQUIRE(ev2.flags.size() == 1);
     CHECK(ev2.flags[0].subject == "x.md");
     CHECK(ev2.flags[0].sources == std::vector<std::size_t>{1, 2});

@@ -150,11 +150,12 @@ template <Analyzer A>
 /// The answer stage on `ranked` (best first; see the header comment). `analyzer` and
 /// `stats`: the index's analyzer and the statistics of what the reader may read;
 /// `cross_encoder`: the rerank scores are a cross-encoder's logits; `neighbours`: for
-/// the evidence's neighbour expansion. Throws InvalidArgument for bad options.
+/// the evidence's neighbour expansion; `stale`: which passages' sources changed since
+/// indexing (EvidenceBuilder::build's notes). Throws InvalidArgument for bad options.
 template <Analyzer A>
 [[nodiscard]] Answer answer(std::string_view question, std::vector<Result> ranked, const A& analyzer,
                             const TermStatistics& stats, const AnswerOptions& options = {}, bool cross_encoder = false,
-                            const NeighbourFn& neighbours = {}) {
+                            const NeighbourFn& neighbours = {}, const StaleFn& stale = {}) {
     options.validate();
     Answer a;
     a.question = std::string(question);
@@ -163,7 +164,7 @@ template <Analyzer A>
     std::tie(a.signals, a.coverage) = answer_signals(analyzer, question, a.passages, stats, options.coverage, cross_encoder);
     a.confidence = confidence(a.signals, options.confidence);
     a.answered = !a.passages.empty() && a.confidence >= options.min_confidence;
-    if (a.answered) a.evidence = EvidenceBuilder(options.evidence).build(question, a.passages, neighbours);
+    if (a.answered) a.evidence = EvidenceBuilder(options.evidence).build(question, a.passages, neighbours, stale);
     else a.reasons = answer_reasons(a);
     return a;
 }

@@ -220,6 +220,10 @@ struct Evidence {
 using NeighbourFn =
     std::function<std::vector<std::shared_ptr<const Document>>(const Document& chunk, std::size_t radius)>;
 
+/// Whether a result's source changed after it was indexed (its text may be outdated):
+/// what a caller that checks sources knows (Engine::answer), for the evidence's notes.
+using StaleFn = std::function<bool(const Result&)>;
+
 /// The raw span of a stored chunk: the text after metadata "raw_offset" when present
 /// (see document_with_raw_offset), else the text without its first line when that line
 /// is the chunk's context line (title and heading path, as the chunkers write it),
@@ -277,15 +281,17 @@ public:
     }
     [[nodiscard]] const EvidenceOptions& options() const noexcept { return options_; }
 
-    /// The evidence for `question` from `results` (best first).
+    /// The evidence for `question` from `results` (best first). `stale`: whether a
+    /// result's source changed after it was indexed (a caller that checks sources, such as
+    /// Engine::answer, knows); a note per such file then tells the model.
     [[nodiscard]] Evidence build(std::string_view question, std::span<const Result> results,
-                                 const NeighbourFn& neighbours = {}) const {
+                                 const NeighbourFn& neighbours = {}, const StaleFn& is_stale = {}) const {
         std::vector<std::shared_ptr<const Document>> docs;
         std::map<std::string, std::string> stale;  // chunk id -> its file
         for (const auto& r : results)
             if (r.document) {
                 docs.push_back(r.document);
-                if (r.stale) stale.emplace(r.document->id, file_of(*r.document));
+                if (is_stale && is_stale(r)) stale.emplace(r.document->id, file_of(*r.document));
             }
         Evidence ev = build(question, std::span<const std::shared_ptr<const Document>>(docs), neighbours);
         // Results flagged stale (their file changed after indexing): a note per file, in

@@ -155,9 +155,17 @@ struct EngineQuery {
     std::optional<SearchSettings> search;
 };
 
+/// One result of Engine::search: the retrieval's Result, and what the engine knows of
+/// its source.
+struct EngineResult : Result {
+    /// The chunk's source changed after it was indexed: its text may be outdated (set
+    /// when EngineQuery::check_sources).
+    bool stale = false;
+};
+
 struct EngineResults {
-    /// Best first; Result::stale set on chunks of changed sources.
-    std::vector<Result> results;
+    /// Best first.
+    std::vector<EngineResult> results;
     /// Sources of returned chunks that changed since indexing, and deleted sources whose
     /// chunks were excluded (paths, sorted).
     std::vector<std::string> stale_sources, deleted_sources;

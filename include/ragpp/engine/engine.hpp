@@ -51,7 +51,7 @@
 //    each result against the manifest (stat; content hash only when size or mtime
 //    differ). A deleted source's chunks are never returned: they are excluded and the
 //    search runs again, so the next results fill k. A changed source's chunks are
-//    returned with Result::stale set (and listed in EngineResults::stale_sources); the
+//    returned with EngineResult::stale set (and listed in EngineResults::stale_sources); the
 //    evidence block then tells the model the quoted text may be outdated.
 //
 // Errors: InvalidArgument (a bad setting or reranker name), NotFoundError (no corpus, no

@@ -72,9 +72,6 @@ struct Result {
     /// Set by the rerank stage (rerank/reranker.hpp) on the candidates it re-scored;
     /// `score` is then the stage's score and the fused score is kept here.
     std::optional<RerankTrace> rerank;
-    /// Set by a caller that checks sources (engine/engine.hpp): the chunk's source changed
-    /// after it was indexed, so its text may be outdated.
-    bool stale = false;
 };
 
 /// Wall time of one search, per stage, in seconds: each index's search (its query

@@ -45,8 +45,14 @@ RAGPP_FUNC EngineResults Engine::search(std::string_view query, const EngineQuer
         o.allowed = allowed;
         o.statistics = statistics;
         auto results = im.run(query, q.k, o, settings, q.reranker);
+        const auto engine_results = [&results] {
+            std::vector<EngineResult> r;
+            r.reserve(results.size());
+            for (auto& res : results) static_cast<Result&>(r.emplace_back()) = std::move(res);
+            return r;
+        };
         if (!q.check_sources) {
-            out.results = std::move(results);
+            out.results = engine_results();
             return out;
         }
         bool excluded = false;
@@ -62,9 +68,9 @@ RAGPP_FUNC EngineResults Engine::search(std::string_view query, const EngineQuer
             }
         }
         if (excluded) continue;  // the next results fill k
-        for (auto& res : results)
+        out.results = engine_results();
+        for (auto& res : out.results)
             if (const std::string* source = im.docs->source_of(res.id)) res.stale = checked[*source] == Freshness::changed;
-        out.results = std::move(results);
         break;
     }
     for (const auto& [source, f] : checked) {
@@ -79,10 +85,18 @@ RAGPP_FUNC EngineAnswer Engine::answer(std::string_view question, const EngineQu
     options.passages = q.k;
     options.validate();
     auto found = search(question, q);
+    std::vector<Result> ranked;
+    std::set<DocId> stale;
+    ranked.reserve(found.results.size());
+    for (auto& r : found.results) {
+        if (r.stale) stale.insert(r.id);
+        ranked.push_back(std::move(static_cast<Result&>(r)));
+    }
     EngineAnswer out;
     static_cast<Answer&>(out) =
-        ragpp::answer(question, std::move(found.results), impl_->docs->retriever().index<0>().analyzer(),
-                      term_statistics(q.principal), options, q.reranker.starts_with("cross-encoder:"), neighbours());
+        ragpp::answer(question, std::move(ranked), impl_->docs->retriever().index<0>().analyzer(),
+                      term_statistics(q.principal), options, q.reranker.starts_with("cross-encoder:"), neighbours(),
+                      [&stale](const Result& r) { return stale.contains(r.id); });
     out.stale_sources = std::move(found.stale_sources);
     out.deleted_sources = std::move(found.deleted_sources);
     return out;
