@@ -1,4 +1,5 @@
 #include <ragpp/core/bitset.hpp>
+#include <ragpp/core/choices.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/index/store.hpp>
@@ -173,4 +174,15 @@ TEST_CASE("DocumentStore: dense ids, keys, never reused", "[core][store]") {
     s.undo_insert(2);  // the last id becomes free again
     CHECK(s.next_id() == 2);
     CHECK(s.size() == 1);
+}
+
+TEST_CASE("choice tables: names and help joined for messages and help texts", "[core][choices]") {
+    using ragpp::Choice;
+    constexpr Choice one[] = {{"a", ""}};
+    constexpr Choice three[] = {{"a", "first"}, {"b", ""}, {"c:DIR", "a folder"}};
+    CHECK(ragpp::choice_names(one) == "a");
+    CHECK(ragpp::choice_names(three) == "a, b or c:DIR");
+    CHECK(ragpp::choice_names(three, ", ") == "a, b, c:DIR");
+    CHECK(ragpp::choice_help(three) == "a (first), b or c:DIR (a folder)");
+    CHECK(ragpp::choice_names(std::span<const Choice>()).empty());
 }

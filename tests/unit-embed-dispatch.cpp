@@ -10,7 +10,11 @@ TEST_CASE("with_embedder picks the embedder named on a command line", "[embed]")
     const std::string e5 = ragpp::with_embedder("hashing", ragpp::RolePrefixes::e5(), describe);
     CHECK(e5.find("prefixes='query: ','passage: '") != std::string::npos);
     CHECK_THROWS_AS(ragpp::with_embedder("bert", ragpp::EmbedderSettings{}, describe), ragpp::InvalidArgument);
-    CHECK(ragpp::embedder_help.find("query: ") != std::string_view::npos);
+    const std::string help = ragpp::embedder_help();
+    CHECK(help.find("query: ") != std::string::npos);
+    for (const auto& kind : ragpp::embedder_kinds) CHECK(help.find(kind.name) != std::string::npos);
+    std::size_t start = 0;  // wrapped: no line past 92 columns
+    for (std::size_t nl; (nl = help.find('\n', start)) != std::string::npos; start = nl + 1) CHECK(nl - start <= 92);
 }
 
 TEST_CASE("with_embedder loads model2vec folders and word vector files", "[embed]") {

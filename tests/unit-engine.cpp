@@ -1525,3 +1525,19 @@ TEST_CASE("search settings: a query's own equal the same defaults built in, save
     }
     CHECK(plain.config().search.k1 == 1.6);
 }
+
+TEST_CASE("the engine's lists of names: search modes, rerankers and embedder kinds, each one table", "[engine][choices]") {
+    for (auto mode : {SearchMode::bm25, SearchMode::vector, SearchMode::hybrid})
+        CHECK(parse_search_mode(search_mode_name(mode)) == mode);
+    CHECK_THROWS_WITH(parse_search_mode("bm26", "--mode"), Catch::Contains("--mode 'bm26' is not bm25, vector or hybrid"));
+    for (const auto& r : reranker_kinds)
+        if (r.name != "cross-encoder:DIR") CHECK_NOTHROW(check_reranker_name(r.name));
+    CHECK_NOTHROW(check_reranker_name("cross-encoder:models/ms-marco"));
+    CHECK_THROWS_WITH(check_reranker_name("cross-encoder:"),
+                      Catch::Contains("is not none, proximity, softmatch or cross-encoder:DIR"));
+    CHECK_NOTHROW(check_embedder_spec("hashing:64"));
+    CHECK_NOTHROW(check_embedder_spec("transformer:models/e5"));
+    CHECK_THROWS_WITH(check_embedder_spec("model2vec:"),
+                      Catch::Contains("is not hashing, hashing:DIM, model2vec:DIR, vectors:FILE or transformer:DIR"));
+    CHECK_THROWS_WITH(check_embedder_spec("hashing:1000000"), Catch::Contains("from 1 to 999999"));
+}

@@ -155,13 +155,11 @@ const cli::Register reg{{"ask", "the evidence block for a question (numbered, ci
                                          "docs/abstention.md); ragpp eval suggests one for your questions",
                                          ragpp_default_min_confidence)
                                  .option("rerank", "R",
-                                         "none, proximity, softmatch or cross-encoder:DIR (without a cross-encoder, "
-                                         "reranking does not beat the first stage: docs/reranking.md)",
+                                         ragpp::choice_help(ragpp::reranker_kinds) +
+                                             " (without a cross-encoder, reranking does not beat the first stage: "
+                                             "docs/reranking.md)",
                                          "none")
-                                 .option("mode", "M",
-                                         "bm25, vector or hybrid [default: bm25 with the built-in hashing embedder, "
-                                         "hybrid with a semantic one]",
-                                         "")
+                                 .option("mode", "M", cli::mode_help(), "")
                                  .option("passages", "N", "results passed on as evidence, at most", "5")
                                  .option("relative-floor", "X",
                                          "with a reranker, drop results scoring below X times the best one's score", "0.5")

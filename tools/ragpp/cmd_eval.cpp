@@ -251,10 +251,12 @@ const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics,
                                  .positional("QUESTIONS", "a JSON question set, a .tsv file (question<TAB>path:line) or a "
                                                           "BEIR folder")
                                  .repeated("mode", "M",
-                                           "a pipeline: bm25, vector, hybrid, or hybrid:W1,W2 (fusion weights of this "
+                                           "a pipeline: " + ragpp::choice_names(ragpp::search_modes, ", ") +
+                                               ", or hybrid:W1,W2 (fusion weights of this "
                                            "pipeline) [default: the default pipeline (bm25 with the hashing embedder, hybrid with a semantic one), then the other two]")
                                  .repeated("rerank", "R",
-                                           "rerank each mode's candidates: none, proximity, softmatch or cross-encoder:DIR; repeat to "
+                                           "rerank each mode's candidates: " + ragpp::choice_names(ragpp::reranker_kinds) +
+                                               "; repeat to "
                                            "compare (each mode runs once per value) [default: none]")
                                  .option("target-precision", "P",
                                          "abstention: the precision the suggested threshold must reach", "0.9")

@@ -97,10 +97,7 @@ const cli::Register reg{{"search", "search an index folder; print citations, fus
                          [](cli::ArgParser& p) {
                              p.positional("DIR", "an index folder written by ragpp index")
                                  .positional("QUERY", "the question")
-                                 .option("mode", "M",
-                                         "bm25, vector or hybrid [default: bm25 with the built-in hashing embedder, "
-                                         "hybrid with a semantic one]",
-                                         "")
+                                 .option("mode", "M", cli::mode_help(), "")
                                  .option("k", "N", "number of results", "5")
                                  .repeated("filter", "EXPR",
                                            "metadata filter, e.g. type=guide, 'version>=2', 'groups in (a, b)' "
@@ -109,7 +106,7 @@ const cli::Register reg{{"search", "search an index folder; print citations, fus
                              cli::declare_search_options(p);
                              cli::declare_threads_option(p);
                              p.option("rerank", "R",
-                                      "rerank the fused candidates: none, proximity, softmatch or cross-encoder:DIR",
+                                      "rerank the fused candidates: " + ragpp::choice_help(ragpp::reranker_kinds),
                                       "none");
                              cli::declare_rerank_options(p);
                              cli::declare_access_options(p);

@@ -62,10 +62,7 @@ void declare_engine_options(ArgParser& p, bool with_chunking) {
 }
 
 void declare_embedder_options(ArgParser& p) {
-    p.option("embedder", "SPEC",
-                "vector embedder: hashing (built in, no download), hashing:DIM, model2vec:DIR (a Model2Vec model "
-                "folder), vectors:FILE (word2vec text/binary or GloVe text)",
-                "hashing")
+    p.option("embedder", "SPEC", "vector embedder: " + ragpp::choice_help(ragpp::embedder_kinds), "hashing")
         .option("query-prefix", "TEXT", "prepended to queries before embedding; E5 models need \"query: \"", "")
         .option("passage-prefix", "TEXT", "prepended to passages before embedding; E5 models need \"passage: \"", "")
         .flag("e5", "the E5 prefixes: --query-prefix 'query: ' --passage-prefix 'passage: '")
@@ -192,9 +189,7 @@ void apply_rerank_options(const ArgParser& p, ragpp::SearchSettings& s) {
 }
 
 const std::string& check_reranker(const std::string& name) {
-    if (name != "none" && name != "proximity" && name != "softmatch" &&
-        !(name.starts_with("cross-encoder:") && name.size() > 14))
-        throw UsageError("--rerank '" + name + "' is not none, proximity, softmatch or cross-encoder:DIR");
+    usage_of([&] { ragpp::check_reranker_name(name, "--rerank"); });
     return name;
 }
 
@@ -209,10 +204,11 @@ ragpp::EvaluationPipeline parse_pipeline(const std::string& spec) {
 }
 
 Mode parse_mode(const std::string& name) {
-    if (name == "bm25") return Mode::bm25;
-    if (name == "vector") return Mode::vector;
-    if (name == "hybrid") return Mode::hybrid;
-    throw UsageError("--mode '" + name + "' is not bm25, vector or hybrid");
+    return usage_of([&] { return ragpp::parse_search_mode(name, "--mode"); });
+}
+std::string mode_help() {
+    return ragpp::choice_help(ragpp::search_modes) +
+           " [default: bm25 with the built-in hashing embedder, hybrid with a semantic one]";
 }
 Mode default_mode(const EngineConfig& c) { return ragpp::default_search_mode(c); }
 Mode parse_mode_or_default(const std::string& name, const EngineConfig& c) {

@@ -78,6 +78,8 @@ void print_notes(const std::vector<std::string>& notes);
 void warn_stale(const std::vector<std::string>& stale_sources);
 
 Mode parse_mode(const std::string& name);
+/// --mode's help: the modes, each with what it is, and the default.
+std::string mode_help();
 /// The pipeline without --mode (ragpp::default_search_mode).
 Mode default_mode(const EngineConfig& c);
 /// --mode's value, or default_mode(c) when it is empty.

@@ -338,7 +338,7 @@ std::string ArgParser::help() const {
         if (!s.is_flag) o << ' ' << s.metavar;
         o << "\n      " << s.help;
         if (s.is_repeated) o << " (repeatable)";
-        if (s.default_value) o << " [default: " << *s.default_value << "]";
+        if (s.default_value && !s.default_value->empty()) o << " [default: " << *s.default_value << "]";
         if (!s.is_flag)
             if (auto r = range(s.name)) o << " (range " << *r << ")";
         o << "\n";

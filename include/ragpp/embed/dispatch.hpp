@@ -23,22 +23,40 @@
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/hashing.hpp>
 #include <ragpp/embed/model2vec.hpp>
+#include <ragpp/embed/spec.hpp>
 #include <ragpp/embed/transformer.hpp>
 #include <ragpp/embed/word_vectors.hpp>
 #include <ragpp/text/analyzer.hpp>
 
 namespace ragpp {
 
-/// The help text of an `--embedder` option (the E5 prefixes made visible).
-inline constexpr std::string_view embedder_help =
-    "  --embedder E        hashing (default: built in, no download; finds shared words and word\n"
-    "                      parts, not synonyms), model2vec:DIR (a Model2Vec folder),\n"
-    "                      vectors:FILE (word2vec text/binary or GloVe text, averaged),\n"
-    "                      transformer:DIR (a Hugging Face / sentence-transformers folder: BERT,\n"
-    "                      MiniLM, BGE, E5, GTE, XLM-RoBERTa; --quantize int8 for speed)\n"
-    "  --query-prefix P    text put before every query, --passage-prefix P before every passage.\n"
-    "                      E5 models need --query-prefix 'query: ' --passage-prefix 'passage: ':\n"
-    "                      without them their results degrade silently. --e5 sets both.\n";
+/// The help text of an `--embedder` option: each of embedder_kinds with its help (the
+/// default first), then the role prefixes (E5 models need them), wrapped at 92 columns.
+[[nodiscard]] inline std::string embedder_help() {
+    const std::string indent(22, ' ');
+    std::string out = "  --embedder E        ", line;
+    const auto wrap = [&](std::string_view text) {
+        std::size_t at = 0;
+        while (at < text.size()) {
+            const std::size_t end = text.find(' ', at);
+            const std::string_view word = text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+            if (!line.empty() && indent.size() + line.size() + 1 + word.size() > 92) {
+                out += line + "\n" + indent;
+                line.clear();
+            }
+            line += (line.empty() ? "" : " ") + std::string(word);
+            at = end == std::string_view::npos ? text.size() : end + 1;
+        }
+        out += line + "\n";
+        line.clear();
+    };
+    wrap(choice_help(embedder_kinds) + "; default: hashing");
+    out += "  --query-prefix P    ";
+    wrap("text put before every query, --passage-prefix P before every passage. E5 models need "
+         "--query-prefix 'query: ' --passage-prefix 'passage: ': without them their results degrade silently. "
+         "--e5 sets both.");
+    return out;
+}
 
 /// How the embedder named by a spec is built.
 struct EmbedderSettings {
@@ -82,8 +100,7 @@ decltype(auto) with_embedder(std::string_view spec, const EmbedderSettings& sett
         o.progress = settings.progress;
         return std::forward<F>(f)(TransformerEmbedder(std::string(spec.substr(12)), std::move(o)));
     }
-    throw InvalidArgument("unknown embedder '" + std::string(spec) +
-                          "' (expected hashing, model2vec:DIR, vectors:FILE or transformer:DIR)");
+    throw InvalidArgument("unknown embedder '" + std::string(spec) + "' (expected " + choice_names(embedder_kinds) + ")");
 }
 
 /// The same with only role prefixes; empty prefixes count as unset.

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include <ragpp/answer/answer.hpp>
+#include <ragpp/core/choices.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/embed/spec.hpp>
 #include <ragpp/filter/access.hpp>
 #include <ragpp/io/corpus.hpp>
 #include <ragpp/retrieve/retriever.hpp>
@@ -99,39 +101,38 @@ struct EngineConfig {
 }
 
 enum class SearchMode { bm25, vector, hybrid };
+/// The search modes, in SearchMode's order.
+inline constexpr Choice search_modes[] = {
+    {"bm25", "lexical: exact words and identifiers"},
+    {"vector", "the embedder's nearest neighbours"},
+    {"hybrid", "both, fused by reciprocal rank fusion"},
+};
 [[nodiscard]] inline std::string search_mode_name(SearchMode m) {
-    return m == SearchMode::bm25 ? "bm25" : m == SearchMode::vector ? "vector" : "hybrid";
+    return std::string(search_modes[static_cast<std::size_t>(m)].name);
+}
+/// The mode called `name`; InvalidArgument, naming `what`, otherwise.
+[[nodiscard]] inline SearchMode parse_search_mode(std::string_view name, std::string_view what = "search mode") {
+    for (std::size_t i = 0; i < std::size(search_modes); ++i)
+        if (search_modes[i].name == name) return static_cast<SearchMode>(i);
+    throw InvalidArgument(std::string(what) + " '" + std::string(name) + "' is not " + choice_names(search_modes));
 }
 /// bm25 with the built-in hashing embedder (not a semantic model: fused with it, BM25 gets
 /// worse), hybrid with a semantic one.
 [[nodiscard]] inline SearchMode default_search_mode(const EngineConfig& c) {
     return c.embedder.rfind("hashing", 0) == 0 ? SearchMode::bm25 : SearchMode::hybrid;
 }
-/// Throws InvalidArgument unless `name` is none, proximity, softmatch or cross-encoder:DIR.
-inline void check_reranker_name(std::string_view name) {
+/// The rerankers (rerank/reranker.hpp; docs/reranking.md).
+inline constexpr Choice reranker_kinds[] = {
+    {"none", "the first stage's order"},
+    {"proximity", "the question's rare words close together"},
+    {"softmatch", "the question's words or their nearest vectors"},
+    {"cross-encoder:DIR", "a cross-encoder model folder scoring question and passage together"},
+};
+/// Throws InvalidArgument, naming `what`, unless `name` is one of reranker_kinds.
+inline void check_reranker_name(std::string_view name, std::string_view what = "reranker") {
     if (name != "none" && name != "proximity" && name != "softmatch" &&
         !(name.starts_with("cross-encoder:") && name.size() > 14))
-        throw InvalidArgument("reranker '" + std::string(name) + "' is not none, proximity, softmatch or cross-encoder:DIR");
-}
-
-/// Throws InvalidArgument, naming `what`, unless `spec` has the shape of an embedder spec:
-/// hashing, hashing:DIM (DIM from 1 to 999999), model2vec:DIR, vectors:FILE or
-/// transformer:DIR (embed/dispatch.hpp). The one check of that grammar, made before any
-/// work; what DIR or FILE holds is checked when the embedder is loaded.
-inline void check_embedder_spec(std::string_view spec, std::string_view what = "embedder") {
-    for (std::string_view kind : {"model2vec:", "vectors:", "transformer:"})
-        if (spec.starts_with(kind) && spec.size() > kind.size()) return;
-    if (spec == "hashing") return;
-    if (spec.starts_with("hashing:")) {
-        const std::string_view dim = spec.substr(8);
-        if (dim.empty() || dim.size() > 6 || dim.find_first_not_of("0123456789") != std::string_view::npos ||
-            dim.find_first_not_of('0') == std::string_view::npos)
-            throw InvalidArgument(std::string(what) + " '" + std::string(spec) +
-                                  "': hashing:DIM needs a dimension from 1 to 999999");
-        return;
-    }
-    throw InvalidArgument(std::string(what) + " '" + std::string(spec) +
-                          "' is not hashing, hashing:DIM, model2vec:DIR, vectors:FILE or transformer:DIR");
+        throw InvalidArgument(std::string(what) + " '" + std::string(name) + "' is not " + choice_names(reranker_kinds));
 }
 
 /// One query to Engine::search.
