@@ -1541,3 +1541,135 @@ TEST_CASE("the engine's lists of names: search modes, rerankers and embedder kin
                       Catch::Contains("is not hashing, hashing:DIM, model2vec:DIR, vectors:FILE or transformer:DIR"));
     CHECK_THROWS_WITH(check_embedder_spec("hashing:1000000"), Catch::Contains("from 1 to 999999"));
 }
+
+namespace {
+
+/// The lines of `text` after the index's normalisation (CRLF and CR as LF), split by hand:
+/// the oracle of Engine::reopen.
+std::vector<std::string> lines_by_hand(std::string text) {
+    std::string lf;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\r') {
+            lf += '\n';
+            if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+        } else {
+            lf += text[i];
+        }
+    }
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : lf) {
+        if (c == '\n') {
+            out.push_back(cur);
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) out.push_back(cur);
+    return out;
+}
+
+std::string join_lines(const std::vector<std::string>& lines, std::size_t first, std::size_t last) {
+    std::string out;
+    for (std::size_t i = first; i <= last; ++i) out += (i > first ? "\n" : "") + lines[i - 1];
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("reopen: a section, lines or a whole file as the file holds them now, for a reader who may read it",
+          "[engine][reopen]") {
+    ragpp_test::TempDir corpus, index;
+    // CRLF line ends: lines are numbered as the index numbers them.
+    const std::string guide =
+        "---\r\ntitle: Guide\r\n---\r\n# Guide\r\n\r\nIntro line.\r\n\r\n## Reset\r\n\r\nHold the button.\r\n"
+        "Count to five.\r\n\r\n## Backup\r\n\r\nCopy the disk.\r\n";
+    write_file(corpus.path / "guide.md", guide, 1);
+    write_file(corpus.path / "hr" / "pay.md", "---\ngroups: [hr]\n---\n# Pay\n\nSalaries are secret.\n", 2);
+    Engine::build(corpus.path, test_config()).save(index.path);
+    const auto engine = Engine::open(index.path);
+    const auto lines = lines_by_hand(guide);
+    REQUIRE(lines.size() == 15);
+    const Principal anyone;
+
+    // The whole file.
+    auto t = engine.reopen("guide.md", anyone);
+    CHECK(t.citation == "guide.md");
+    CHECK(t.first_line == 1);
+    CHECK(t.last_line == 15);
+    CHECK(t.text == join_lines(lines, 1, 15));
+    CHECK(t.line_count == 15);
+    CHECK_FALSE(t.changed);
+    CHECK_FALSE(t.deleted);
+    // A section by its heading's line (8: "## Reset"), by a line inside it, by a chunk id.
+    for (const char* spec : {"guide.md:8", "guide.md:11", "guide.md:8#2"}) {
+        INFO(spec);
+        t = engine.reopen(spec, anyone);
+        CHECK(t.section == "guide.md:8");
+        CHECK(t.first_line == 8);
+        CHECK(t.last_line == 11);  // the section's last chunk ends at "Count to five."
+        CHECK(t.citation == "guide.md:8-11");
+        CHECK(t.text == "## Reset\n\nHold the button.\nCount to five.");
+    }
+    // Lines.
+    t = engine.reopen("guide.md:2-3", anyone);
+    CHECK(t.text == join_lines(lines, 2, 3));
+    CHECK(t.citation == "guide.md:2-3");
+    CHECK(t.section.empty());
+    t = engine.reopen("guide.md:15-15", anyone);
+    CHECK(t.citation == "guide.md:15");
+    CHECK(t.text == "Copy the disk.");
+    CHECK(engine.reopen("guide.md:14-400", anyone).last_line == 15);  // clamped to the end
+    CHECK_THROWS_AS(engine.reopen("guide.md:16-17", anyone), InvalidArgument);  // past the end
+    CHECK_THROWS_AS(engine.reopen("guide.md:5-3", anyone), InvalidArgument);
+    CHECK_THROWS_AS(engine.reopen("guide.md:0-3", anyone), InvalidArgument);
+    CHECK_THROWS_AS(engine.reopen("", anyone), InvalidArgument);
+    CHECK_THROWS_AS(engine.reopen("guide.md:2", anyone), InvalidArgument);  // front matter: in no section
+
+    // A path that is no source, and one the reader may not read: the same answer.
+    auto message = [&](const std::string& spec, const Principal& p) {
+        try {
+            (void)engine.reopen(spec, p);
+        } catch (const NotFoundError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string hidden = message("hr/pay.md", anyone);
+    const std::string absent = message("hr/pax.md", anyone);
+    CHECK(hidden.find("no source 'hr/pay.md'") != std::string::npos);
+    CHECK(absent.find("no source 'hr/pax.md'") != std::string::npos);
+    CHECK(hidden.substr(hidden.find("'", hidden.find("'") + 1)) == absent.substr(absent.find("'", absent.find("'") + 1)));
+    for (const char* spec : {"hr/pay.md:4", "hr/pay.md:1-6", "../guide.md", "/etc/passwd", "guide.md/"})
+        CHECK(message(spec, anyone) != "no error");
+    const auto hr = Principal::with_groups({"hr"});
+    CHECK(engine.reopen("hr/pay.md:4", hr).text == "# Pay\n\nSalaries are secret.");
+
+    // Status: what each reader may read.
+    auto s = engine.status(anyone);
+    CHECK(s.chunks + 1 == engine.status(Principal::system()).chunks);
+    CHECK(s.sources == 1);
+    CHECK(engine.status(hr).sources == 2);
+    CHECK(s.changed_sources.empty());
+    CHECK(s.deleted_sources.empty());
+
+    // Edited: the lines as they are now, flagged; a deleted file is flagged, with no text.
+    const std::string edited = "# Guide\n\nNew first lines.\n\n" + join_lines(lines, 4, 15) + "\n";
+    write_file(corpus.path / "guide.md", edited, 30);
+    write_file(corpus.path / "hr" / "pay.md", "# Pay\n\nChanged.\n", 31);
+    t = engine.reopen("guide.md:8", anyone);
+    CHECK(t.changed);
+    CHECK_FALSE(t.deleted);
+    CHECK(t.first_line == 8);
+    CHECK(t.text == join_lines(lines_by_hand(edited), 8, 11));
+    s = engine.status(anyone);
+    CHECK(s.changed_sources == std::vector<std::string>{"guide.md"});  // not hr/pay.md: the reader may not read it
+    CHECK(engine.status(hr).changed_sources == std::vector<std::string>{"guide.md", "hr/pay.md"});
+    fs::remove(corpus.path / "guide.md");
+    t = engine.reopen("guide.md:8", anyone);
+    CHECK(t.deleted);
+    CHECK(t.text.empty());
+    CHECK(t.citation == "guide.md:8-11");
+    CHECK(engine.status(anyone).deleted_sources == std::vector<std::string>{"guide.md"});
+}

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -177,6 +178,42 @@ struct EngineAnswer : Answer {
     /// Sources of the passages that changed since indexing, and deleted sources whose
     /// chunks were excluded (paths, sorted).
     std::vector<std::string> stale_sources, deleted_sources;
+};
+
+/// A source reopened (Engine::reopen): its lines as the file holds them now, with their
+/// citation, and whether the file still holds what was indexed.
+struct SourceText {
+    /// The source's path relative to the corpus root.
+    std::string source;
+    /// "path:first-last" ("path:first" for one line), or "path" for the whole file.
+    std::string citation;
+    /// The lines returned, 1-based and inclusive, numbered as the index numbers them (a
+    /// leading BOM dropped, CRLF and CR as LF: chunk/chunk.hpp's normalize_source); 0 and 0
+    /// when none are (the file is gone, or shorter now than the lines asked for).
+    std::size_t first_line = 0, last_line = 0;
+    /// The section asked for by "path:line" (its id, "path:line" of its heading), else empty.
+    std::string section;
+    /// Those lines now, joined by '\n' (no final line end).
+    std::string text;
+    /// Lines in the file now.
+    std::size_t line_count = 0;
+    /// The file's content differs from what was indexed: the lines of a section may have moved.
+    bool changed = false;
+    /// The file is gone (or no longer a regular file): no text.
+    bool deleted = false;
+};
+
+/// What an index holds for one reader, and how fresh it is (Engine::status).
+struct IndexStatus {
+    /// The generation opened (0 when built in memory).
+    std::uint64_t generation = 0;
+    /// Chunks and sources the reader may read (a source with at least one such chunk).
+    std::size_t chunks = 0, sources = 0;
+    /// The folder the sources are read from.
+    std::string corpus_root;
+    /// Of those sources, the ones whose file changed since indexing, and the deleted ones
+    /// (paths, sorted).
+    std::vector<std::string> changed_sources, deleted_sources;
 };
 
 /// One pipeline of Engine::evaluate: the retrieval of an EngineQuery (mode, principal,

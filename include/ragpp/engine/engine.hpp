@@ -71,6 +71,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,7 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/detail/binary_file.hpp>
+#include <ragpp/detail/file.hpp>
 #include <ragpp/detail/file_io.hpp>
 #include <ragpp/detail/mapped_file.hpp>
 #include <ragpp/embed/dispatch.hpp>
@@ -291,6 +293,21 @@ public:
     /// function: the threshold eval suggests is ask's). Sources are not checked (an
     /// evaluation measures the index as built).
     [[nodiscard]] PipelineReport evaluate(const QuestionSet& questions, const EvaluationOptions& options) const;
+
+    /// A source as its file holds it now (`ragpp get`): `spec` is "path" (the whole file),
+    /// "path:line" (the section whose heading is on that line, or that holds it; a chunk id
+    /// "path:line#N" names its section) or "path:first-last" (those lines). `path` is a
+    /// source of the index that `reader` may read in full (every chunk); any other path,
+    /// and one the reader may not read, is the same NotFoundError, so the answer does not
+    /// tell whether it exists. Throws InvalidArgument for a malformed spec, a line in no
+    /// section, lines past the end of an unchanged file, or a single-file corpus (.jsonl,
+    /// BEIR: its documents have no lines); IoError or ParseError reading the file. A
+    /// deleted file is no error: SourceText::deleted.
+    [[nodiscard]] SourceText reopen(std::string_view spec, const Principal& reader) const;
+
+    /// The chunks and sources `reader` may read, and which of those sources changed or were
+    /// deleted since indexing (each checked as search checks a result's source).
+    [[nodiscard]] IndexStatus status(const Principal& reader) const;
 
     /// The ids of the chunks `reader` may read, in DocId order.
     [[nodiscard]] std::vector<std::string> readable_chunk_ids(const Principal& reader) const;

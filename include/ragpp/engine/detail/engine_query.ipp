@@ -155,6 +155,176 @@ RAGPP_FUNC PipelineReport Engine::evaluate(const QuestionSet& questions, const E
     return report;
 }
 
+namespace detail::reopen {
+
+/// "path", "path:L", "path:L#N" or "path:A-B" split into the path and the lines (0: none).
+struct Spec {
+    std::string path;
+    std::size_t first = 0, last = 0;
+    bool range = false;
+};
+
+inline std::optional<std::size_t> line_number(std::string_view s) {
+    if (s.empty() || s.size() > 9) return std::nullopt;
+    std::size_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<std::size_t>(c - '0');
+    }
+    return v;
+}
+
+inline Spec parse_spec(std::string_view spec) {
+    if (spec.empty()) throw InvalidArgument("reopen: the source is empty (expected path, path:line or path:first-last)");
+    const auto colon = spec.rfind(':');
+    if (colon != std::string_view::npos && colon > 0) {
+        std::string_view lines = spec.substr(colon + 1);
+        if (const auto hash = lines.find('#'); hash != std::string_view::npos && line_number(lines.substr(hash + 1)))
+            lines = lines.substr(0, hash);  // a chunk id: its section
+        const auto dash = lines.find('-');
+        const auto a = line_number(dash == std::string_view::npos ? lines : lines.substr(0, dash));
+        const auto b = dash == std::string_view::npos ? a : line_number(lines.substr(dash + 1));
+        if (a && b) {
+            if (*a == 0 || *b < *a)
+                throw InvalidArgument("reopen: lines '" + std::string(lines) + "' of '" + std::string(spec.substr(0, colon)) +
+                                      "': lines are numbered from 1, the first no greater than the last");
+            return {std::string(spec.substr(0, colon)), *a, *b, dash != std::string_view::npos};
+        }
+    }
+    return {std::string(spec), 0, 0, false};
+}
+
+inline const std::string* text_field(const Document& d, const char* key) {
+    const auto it = d.metadata.find(key);
+    return it == d.metadata.end() ? nullptr : std::get_if<std::string>(&it->second);
+}
+
+inline std::size_t number_field(const Document& d, const char* key) {
+    const auto it = d.metadata.find(key);
+    const double* v = it == d.metadata.end() ? nullptr : std::get_if<double>(&it->second);
+    return v && *v >= 0 ? static_cast<std::size_t>(*v) : 0;
+}
+
+/// "path:first-last", "path:first" or "path".
+inline std::string citation(const std::string& path, std::size_t first, std::size_t last) {
+    if (first == 0) return path;
+    return path + ":" + std::to_string(first) + (last > first ? "-" + std::to_string(last) : std::string());
+}
+
+}  // namespace detail::reopen
+
+RAGPP_FUNC SourceText Engine::reopen(std::string_view spec, const Principal& reader) const {
+    namespace ro = detail::reopen;
+    const auto& im = *impl_;
+    const ro::Spec s = ro::parse_spec(spec);
+    if (im.kind != "folder")
+        throw InvalidArgument("reopen: the index's corpus is a single " + im.kind +
+                              " file: its documents have no lines to reopen (search returns their text)");
+    // One answer for a path that is not a source and one the reader may not read in full.
+    const NotFoundError unknown("reopen: no source '" + s.path + "' that this reader may read in the index");
+    const SourceRecord* record = im.manifest.find(s.path);
+    const auto chunks = im.docs->sources().find(s.path);
+    if (record == nullptr || chunks == im.docs->sources().end() || chunks->second.empty()) throw unknown;
+    const auto allowed = im.docs->allowed(Filter::all(), reader);
+    for (DocId id : chunks->second)
+        if (!allowed.test(id)) throw unknown;
+
+    SourceText out;
+    out.source = s.path;
+    std::size_t first = s.first, last = s.last;
+    if (first != 0 && !s.range) {
+        // The section: the one whose heading is on that line, else the one holding it.
+        const std::string wanted = s.path + ":" + std::to_string(first);
+        const auto& r = im.docs->retriever();
+        struct Part {
+            std::string section;
+            std::size_t first, last;
+        };
+        std::vector<Part> parts;
+        for (DocId id : chunks->second)
+            if (auto d = r.document(id)) {
+                const std::string* section = ro::text_field(*d, "section");
+                parts.push_back({section ? *section : d->id, ro::number_field(*d, "first_line"),
+                                 ro::number_field(*d, "last_line")});
+            }
+        std::string section;
+        for (const auto& p : parts)
+            if (p.section == wanted) section = wanted;
+        if (section.empty())
+            for (const auto& p : parts)
+                if (p.first <= first && first <= p.last) section = p.section;
+        if (section.empty())
+            throw InvalidArgument("reopen: line " + std::to_string(first) + " of '" + s.path +
+                                  "' is in no indexed section (ask for lines with path:first-last)");
+        out.section = section;
+        const auto line = ro::line_number(std::string_view(section).substr(section.rfind(':') + 1));
+        first = line ? *line : std::numeric_limits<std::size_t>::max();
+        last = 0;
+        for (const auto& p : parts)
+            if (p.section == section) {
+                first = std::min(first, p.first);
+                last = std::max(last, p.last);
+            }
+    }
+    const Freshness state = check_source(im.root, *record);
+    out.deleted = state == Freshness::deleted;
+    out.changed = state != Freshness::fresh;
+    out.citation = ro::citation(s.path, first, last);
+    if (out.deleted) return out;
+
+    const std::string text = normalize_source(s.path, detail::read_regular_file(im.root / s.path));
+    std::vector<std::string_view> lines;
+    for (std::size_t b = 0; b <= text.size();) {
+        const auto e = text.find('\n', b);
+        if (e == std::string::npos) {
+            if (b < text.size()) lines.emplace_back(text.data() + b, text.size() - b);
+            break;
+        }
+        lines.emplace_back(text.data() + b, e - b);
+        b = e + 1;
+    }
+    out.line_count = lines.size();
+    if (first == 0) {
+        first = lines.empty() ? 0 : 1;
+        last = lines.size();
+    } else if (first > lines.size()) {
+        if (!out.changed)
+            throw InvalidArgument("reopen: line " + std::to_string(first) + " of '" + s.path + "' is past its end (" +
+                                  std::to_string(lines.size()) + " lines)");
+        first = last = 0;  // the file shrank: nothing left at those lines
+    } else {
+        last = std::min(last, lines.size());
+    }
+    out.first_line = first;
+    out.last_line = last;
+    for (std::size_t i = first; i != 0 && i <= last; ++i) {
+        if (i > first) out.text += '\n';
+        out.text += lines[i - 1];
+    }
+    return out;
+}
+
+RAGPP_FUNC IndexStatus Engine::status(const Principal& reader) const {
+    const auto& im = *impl_;
+    IndexStatus out;
+    out.generation = im.generation;
+    out.corpus_root = im.root.string();
+    const auto allowed = im.docs->allowed(Filter::all(), reader);
+    for (const auto& [source, ids] : im.docs->sources()) {
+        std::size_t readable = 0;
+        for (DocId id : ids) readable += allowed.test(id) ? 1 : 0;
+        if (readable == 0) continue;
+        out.chunks += readable;
+        ++out.sources;
+        if (const SourceRecord* rec = im.manifest.find(source)) {
+            const Freshness f = check_source(im.root, *rec);
+            if (f == Freshness::changed) out.changed_sources.push_back(source);
+            if (f == Freshness::deleted) out.deleted_sources.push_back(source);
+        }
+    }
+    return out;
+}
+
 RAGPP_FUNC std::vector<std::string> Engine::readable_chunk_ids(const Principal& reader) const {
     const auto allowed = impl_->docs->allowed(Filter::all(), reader);
     const auto& r = impl_->docs->retriever();
