@@ -8,8 +8,9 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 # Debian packages every build needs, and those the tests use when present.
 RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev catch2)
 # unicode-data: the UAX #29 test files (WordBreakTest, GraphemeBreakTest), so no test skips;
-# clang: every public header is also parsed by clang (test clang.headers).
-RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data clang)
+# clang: every public header is also parsed by clang (test clang.headers); nodejs: the
+# official MCP SDK's client runs against ragpp mcp (test cli.mcp.sdk).
+RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data clang nodejs)
 # ccache: rebuilds reuse compiled objects; another clone on the same machine reuses those
 # whose preprocessed code does not contain the clone's path (most of the library's).
 RAGPP_BUILD_PACKAGES=(ccache)
@@ -59,4 +60,18 @@ build_preset() {
   cmake --preset "$preset" -G Ninja "${launcher[@]}"
   log "build ($preset, $JOBS jobs)"
   cmake --build --preset "$preset" -j "$JOBS"
+}
+
+# ensure_npm_packages: the npm packages the tests use (the official MCP SDK, client of
+# test cli.mcp.sdk), into build/npm, from the npm registry; a failure is a warning here
+# (that test then fails in CI, where CI is set, and is skipped elsewhere).
+RAGPP_NPM_PACKAGES=(@modelcontextprotocol/sdk@1.32.2)
+ensure_npm_packages() {
+  local dir="$RAGPP_ROOT/build/npm"
+  [ -d "$dir/node_modules/@modelcontextprotocol/sdk" ] && return 0
+  command -v npm >/dev/null 2>&1 || ensure_packages npm
+  log "npm install ${RAGPP_NPM_PACKAGES[*]} (into build/npm)"
+  mkdir -p "$dir"
+  npm install --prefix "$dir" --no-audit --no-fund --ignore-scripts "${RAGPP_NPM_PACKAGES[@]}" >/dev/null ||
+    log "warning: npm install failed: test cli.mcp.sdk will be skipped (or fail, in CI)"
 }

@@ -10,6 +10,7 @@
 source "$(dirname "$0")/common.sh"
 
 ensure_packages "${RAGPP_REQUIRED_PACKAGES[@]}" "${RAGPP_TEST_PACKAGES[@]}" "${RAGPP_BUILD_PACKAGES[@]}"
+ensure_npm_packages
 
 start=$(date +%s)
 for preset in release asan tsan; do

@@ -1603,7 +1603,7 @@ TEST_CASE("reopen: a section, lines or a whole file as the file holds them now, 
     CHECK_FALSE(t.changed);
     CHECK_FALSE(t.deleted);
     // A section by its heading's line (8: "## Reset"), by a line inside it, by a chunk id.
-    for (const char* spec : {"guide.md:8", "guide.md:11", "guide.md:8#2"}) {
+    for (const char* spec : {"guide.md:8", "guide.md:9", "guide.md:11", "guide.md:8#2"}) {
         INFO(spec);
         t = engine.reopen(spec, anyone);
         CHECK(t.section == "guide.md:8");

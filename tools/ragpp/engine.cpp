@@ -443,5 +443,9 @@ const EngineConfig& Engine::config() const { return impl_->engine.config(); }
 std::size_t Engine::size() const { return impl_->engine.size(); }
 std::size_t Engine::source_count() const { return impl_->engine.documents().source_count(); }
 std::uint64_t Engine::generation() const { return impl_->engine.generation(); }
+ragpp::SourceText Engine::reopen(const std::string& spec, const ragpp::Principal& reader) const {
+    return impl_->engine.reopen(spec, reader);
+}
+ragpp::IndexStatus Engine::status(const ragpp::Principal& reader) const { return impl_->engine.status(reader); }
 
 }  // namespace cli

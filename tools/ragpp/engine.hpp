@@ -137,6 +137,9 @@ public:
     [[nodiscard]] std::size_t source_count() const;
     /// The generation opened (0 when built in memory).
     [[nodiscard]] std::uint64_t generation() const;
+    /// ragpp::Engine::reopen (ragpp get) and ragpp::Engine::status.
+    [[nodiscard]] ragpp::SourceText reopen(const std::string& spec, const ragpp::Principal& reader) const;
+    [[nodiscard]] ragpp::IndexStatus status(const ragpp::Principal& reader) const;
 
     struct Impl;
 

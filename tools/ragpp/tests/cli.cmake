@@ -668,3 +668,34 @@ include(${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_linear.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_files.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_names.cmake)
 include(${CMAKE_CURRENT_SOURCE_DIR}/tests/hostile_fold.cmake)
+
+# --- ragpp mcp ----------------------------------------------------------------------------
+# The MCP server against the official TypeScript SDK's client (tests/mcp_sdk.cjs: tools,
+# the JSON of --json, the reader fixed by --as, get after an edit and a deletion, a
+# generation committed while serving, bad arguments, version negotiation, malformed
+# lines). scripts/test.sh installs the SDK into RAGPP_NPM_DIR; without it (or without
+# node) the test is skipped, and fails when CI is set.
+set(RAGPP_NPM_DIR "${PROJECT_SOURCE_DIR}/build/npm" CACHE PATH
+    "Where scripts/test.sh installs the npm packages tests use (the MCP SDK)")
+find_program(RAGPP_NODE node)
+if(RAGPP_NODE)
+  add_test(NAME cli.mcp.sdk COMMAND ${RAGPP_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/mcp_sdk.cjs
+           $<TARGET_FILE:ragpp_cli> ${RAGPP_NPM_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cli-mcp)
+else()
+  add_test(NAME cli.mcp.sdk COMMAND bash -c
+    "if [ -n \"$CI\" ]; then echo 'error: node not found; required in CI'; exit 1; fi; echo 'skipped: node not found'; exit 4")
+endif()
+set_tests_properties(cli.mcp.sdk PROPERTIES SKIP_RETURN_CODE 4 TIMEOUT 300)
+ragpp_test(mcp.help 0
+  OUTPUT "usage: ragpp mcp.*--as GROUP"
+  ARGS mcp --help)
+ragpp_test(mcp.no_index 1
+  OUTPUT "not found|no index|does not exist"
+  ARGS mcp ${CMAKE_CURRENT_BINARY_DIR}/no-such-index)
+ragpp_test(mcp.bad_as 2
+  ARGS mcp ${CMAKE_CURRENT_BINARY_DIR}/no-such-index --as ",")
+
+# --- ragpp get ----------------------------------------------------------------------------
+add_test(NAME cli.get.scenario
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/get_scenario.sh $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-get)
+set_tests_properties(cli.get.scenario PROPERTIES PASS_REGULAR_EXPRESSION "get scenario: all steps passed")

@@ -247,18 +247,32 @@ RAGPP_FUNC SourceText Engine::reopen(std::string_view spec, const Principal& rea
                 parts.push_back({section ? *section : d->id, ro::number_field(*d, "first_line"),
                                  ro::number_field(*d, "last_line")});
             }
+        // A section spans from its heading's line (its id's) to its last chunk's last line.
+        auto heading_line = [](const std::string& section) {
+            const auto n = ro::line_number(std::string_view(section).substr(section.rfind(':') + 1));
+            return n ? *n : std::size_t{0};
+        };
         std::string section;
         for (const auto& p : parts)
             if (p.section == wanted) section = wanted;
-        if (section.empty())
-            for (const auto& p : parts)
-                if (p.first <= first && first <= p.last) section = p.section;
+        if (section.empty()) {
+            std::map<std::string, std::pair<std::size_t, std::size_t>> spans;
+            for (const auto& p : parts) {
+                auto [it, added] = spans.try_emplace(p.section, std::min(heading_line(p.section), p.first), p.last);
+                if (!added) {
+                    it->second.first = std::min(it->second.first, p.first);
+                    it->second.second = std::max(it->second.second, p.last);
+                }
+            }
+            for (const auto& [name, span] : spans)
+                if (span.first != 0 && span.first <= first && first <= span.second) section = name;
+        }
         if (section.empty())
             throw InvalidArgument("reopen: line " + std::to_string(first) + " of '" + s.path +
                                   "' is in no indexed section (ask for lines with path:first-last)");
         out.section = section;
-        const auto line = ro::line_number(std::string_view(section).substr(section.rfind(':') + 1));
-        first = line ? *line : std::numeric_limits<std::size_t>::max();
+        first = heading_line(section);
+        if (first == 0) first = std::numeric_limits<std::size_t>::max();
         last = 0;
         for (const auto& p : parts)
             if (p.section == section) {

@@ -1,0 +1,248 @@
+// The commands as requests and replies (service.hpp).
+#include "service.hpp"
+
+#include "cli.hpp"
+
+#include <ragpp/filter/filter.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+namespace cli {
+
+namespace {
+
+std::string fmt(double v, const char* f = "%.3f") {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+/// The first `max_chars` bytes of `text` on one line (line ends as spaces, other
+/// controls escaped), cut at a character boundary.
+std::string first_lines(const std::string& text, std::size_t max_chars) {
+    std::size_t end = std::min(max_chars, text.size());
+    while (end < text.size() && end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    std::string head = text.substr(0, end);
+    for (char& c : head)
+        if (c == '\n') c = ' ';
+    return printable(head) + (end < text.size() ? "..." : "");
+}
+
+void stale_warnings(const std::vector<std::string>& stale, Reply& out) {
+    for (const auto& s : stale)
+        out.warnings.push_back("warning: '" + printable(s) +
+                               "' changed after it was indexed: its passages may be outdated (run ragpp index again)");
+}
+
+/// The engine query of a request, checked (usage errors for what the user wrote).
+ragpp::EngineQuery engine_query(const Engine& engine, const SearchRequest& rq, ragpp::SearchMode& mode) {
+    mode = parse_mode_or_default(rq.mode, engine.config());
+    // Each filter on its own, as written (no parenthesised join: it would add a level of
+    // nesting and be quoted in errors); a bad expression is a usage error.
+    for (const auto& f : rq.filters) usage_of([&] { return ragpp::parse_filter(f); });
+    ragpp::EngineQuery q;
+    q.k = rq.k;
+    q.mode = mode;
+    q.filters = rq.filters;
+    q.principal = rq.principal;
+    q.reranker = check_reranker(rq.reranker);
+    q.check_sources = rq.check_sources;
+    q.search = rq.settings ? *rq.settings : engine.config().search;
+    return q;
+}
+
+}  // namespace
+
+Reply search(const Engine& engine, const SearchRequest& rq) {
+    ragpp::SearchMode mode{};
+    const ragpp::EngineQuery q = engine_query(engine, rq, mode);
+    const auto found = engine.search(rq.query, q);
+    Reply out;
+    stale_warnings(found.stale_sources, out);
+    const auto& results = found.results;
+    // A filter that matches nothing the reader may read: say why (a misspelt field).
+    const std::string hint = results.empty() ? engine.filter_hint(q.filters, q.principal) : std::string();
+    if (!hint.empty()) out.warnings.push_back("note: " + printable(hint));
+    const char* names[] = {"bm25", "vector"};
+    const std::string note = vector_list_note(mode, rq.mode, engine.config().embedder, *q.search);
+
+    nlohmann::json j = nlohmann::json::array();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const auto& r = results[i];
+        nlohmann::json trace = nlohmann::json::object();
+        for (std::size_t x = 0; x < r.trace.size(); ++x)
+            trace[names[x]] = r.trace[x].rank ? nlohmann::json{{"rank", *r.trace[x].rank}, {"score", *r.trace[x].score}}
+                                              : nlohmann::json(nullptr);
+        nlohmann::json item{{"rank", i + 1}, {"id", r.document->id}, {"citation", citation(*r.document)},
+                            {"score", r.score}, {"trace", trace}, {"stale", r.stale}, {"text", r.document->text}};
+        if (r.rerank)
+            item["rerank"] = {{"score", r.rerank->reranker_score}, {"fused_rank", r.rerank->fused_rank},
+                              {"fused_score", r.rerank->fused_score}};
+        j.push_back(std::move(item));
+    }
+    out.json = {{"mode", mode_name(mode)}, {"vector_list_used", note.empty()}};
+    if (!note.empty()) out.json["vector_list_note"] = note;
+    if (!hint.empty()) out.json["filter_note"] = hint;
+    out.json["results"] = std::move(j);
+
+    std::string& t = out.text;
+    if (!note.empty()) t += "note: " + note + "\n";
+    if (results.empty()) t += "no result for \"" + printable(rq.query) + "\"\n";
+    char buf[64];
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const auto& r = results[i];
+        std::snprintf(buf, sizeof buf, "%2zu. ", i + 1);
+        t += buf + printable(citation(*r.document));
+        if (r.rerank) {
+            std::snprintf(buf, sizeof buf, " %.4f (fused #%zu %.4f)", r.rerank->reranker_score, r.rerank->fused_rank,
+                          r.rerank->fused_score);
+            t += "\n    " + q.reranker + buf;
+        } else {
+            t += std::string(r.stale ? "  (stale: the source changed)" : "") + "\n    fused " + fmt(r.score, "%.4f");
+        }
+        for (std::size_t x = 0; x < r.trace.size(); ++x) {
+            if (r.trace[x].rank) {
+                std::snprintf(buf, sizeof buf, "   %s #%zu (%.3f)", names[x], *r.trace[x].rank, *r.trace[x].score);
+                t += buf;
+            } else {
+                t += std::string("   ") + names[x] + " -";
+            }
+        }
+        t += "\n    " + first_lines(r.document->text, 160) + "\n";
+    }
+    return out;
+}
+
+Reply ask(const Engine& engine, const AskRequest& rq) {
+    ragpp::SearchMode mode{};
+    const ragpp::EngineQuery q = engine_query(engine, rq.search, mode);
+    const std::string& question = rq.search.query;
+    // The decision is the library's (ragpp::Engine::answer); this shapes it.
+    const auto a = engine.answer(question, q, rq.answer);
+    Reply out;
+    stale_warnings(a.stale_sources, out);
+    nlohmann::json& j = out.json;
+    j = {{"question", question},         {"answered", a.answered}, {"confidence", a.confidence},
+         {"min_confidence", a.min_confidence}, {"reranker", q.reranker}, {"mode", mode_name(mode)}};
+    const std::string note = vector_list_note(mode, rq.search.mode, engine.config().embedder, *q.search);
+    j["vector_list_used"] = note.empty();
+    if (!note.empty()) {
+        j["vector_list_note"] = note;
+        out.text_notes.push_back("note: " + note);  // stdout is the evidence, for the model
+    }
+    j["signals"] = {{"coverage", a.signals.coverage},
+                    {"passage_coverage", a.coverage.passages},
+                    {"reranker", a.signals.reranker ? nlohmann::json(*a.signals.reranker) : nlohmann::json(nullptr)},
+                    {"passages", a.signals.results}};
+    j["missing"] = a.coverage.missing;
+    j["unknown"] = a.coverage.unknown;
+    if (!a.stale_sources.empty()) j["stale_sources"] = a.stale_sources;
+
+    if (!a.answered) {
+        const std::string best = a.passages.empty() ? std::string() : citation(*a.passages.front().document);
+        j["best"] = a.passages.empty()
+                        ? nlohmann::json(nullptr)
+                        : nlohmann::json{{"id", a.passages.front().document->id}, {"citation", best}};
+        auto reasons = a.reasons;
+        if (a.passages.empty())
+            if (auto hint = engine.filter_hint(q.filters, q.principal); !hint.empty()) reasons.push_back(hint);
+        j["reasons"] = reasons;
+        out.text = "No answer: the index holds no passage that answers this question well enough (confidence " +
+                   fmt(a.confidence) + " < " + fmt(a.min_confidence) + ").\n";
+        if (!best.empty()) out.text += "Best passage found: " + printable(best) + "\n";
+        out.text += "Why it was not enough:\n";
+        for (const auto& r : reasons) out.text += "  - " + printable(r) + "\n";
+        return out;
+    }
+
+    const auto& ev = *a.evidence;
+    nlohmann::json sources = nlohmann::json::array();
+    for (const auto& s : ev.sources)
+        sources.push_back({{"number", s.number},
+                           {"location", s.location},
+                           {"citation", s.citation},
+                           {"chunks", s.chunk_ids},
+                           {"tokens", s.tokens},
+                           {"truncated", s.truncated},
+                           {"stale", std::any_of(ev.flags.begin(), ev.flags.end(),
+                                                 [&](const auto& f) {
+                                                     return f.field == "stale" &&
+                                                            std::find(f.sources.begin(), f.sources.end(), s.number) !=
+                                                                f.sources.end();
+                                                 })},
+                           {"text", s.text}});
+    nlohmann::json flags = nlohmann::json::array();
+    for (const auto& f : ev.flags)
+        flags.push_back({{"sources", f.sources}, {"subject", f.subject}, {"field", f.field}, {"fields", f.fields},
+                         {"values", f.values}, {"message", f.message}});
+    const std::string prompt = ev.render();
+    j["evidence"] = {{"nonce", ev.nonce}, {"sources", sources}, {"flags", flags}, {"omitted", ev.omitted},
+                     {"tokens", ev.tokens}, {"prompt", prompt}};
+    out.text = prompt;
+    out.text_notes.push_back("confidence " + fmt(a.confidence) + " (threshold " + fmt(a.min_confidence) + "), " +
+                             std::to_string(ev.sources.size()) + " sources, " + std::to_string(ev.tokens) + " tokens");
+    return out;
+}
+
+Reply get(const Engine& engine, const std::string& spec, const ragpp::Principal& reader) {
+    const auto t = engine.reopen(spec, reader);
+    Reply out;
+    out.json = {{"source", t.source},
+                {"citation", t.citation},
+                {"first_line", t.first_line},
+                {"last_line", t.last_line},
+                {"section", t.section.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.section)},
+                {"line_count", t.line_count},
+                {"changed", t.changed},
+                {"deleted", t.deleted},
+                {"text", t.text}};
+    if (t.deleted) {
+        out.warnings.push_back("error: '" + printable(t.source) +
+                               "' is gone: deleted since it was indexed (run ragpp index again)");
+        out.exit_status = 1;
+        return out;
+    }
+    std::string head = printable(t.citation);
+    if (!t.section.empty() && t.section != t.citation) head += "  (section " + printable(t.section) + ")";
+    if (t.changed) {
+        head += "  (changed since it was indexed: lines may have moved)";
+        out.warnings.push_back("warning: '" + printable(t.source) +
+                               "' changed after it was indexed: these are its lines now (run ragpp index again)");
+    }
+    if (t.first_line == 0 && t.line_count > 0) head += "  (the file is shorter now: nothing at those lines)";
+    out.text = head + "\n" + t.text + (t.text.empty() ? "" : "\n");
+    return out;
+}
+
+Reply status(const Engine& engine, const std::filesystem::path& dir, const ragpp::Principal& reader) {
+    const auto s = engine.status(reader);
+    Reply out;
+    out.json = {{"index", dir.string()},          {"generation", s.generation},
+                {"chunks", s.chunks},             {"sources", s.sources},
+                {"corpus_root", s.corpus_root},   {"changed_sources", s.changed_sources},
+                {"deleted_sources", s.deleted_sources}};
+    std::string& t = out.text;
+    t = "index " + printable(dir.string()) + ", generation " + std::to_string(s.generation) + "\n";
+    t += std::to_string(s.chunks) + " chunks of " + std::to_string(s.sources) + " sources readable, from " +
+         printable(s.corpus_root) + "\n";
+    if (s.changed_sources.empty() && s.deleted_sources.empty()) t += "every source as indexed\n";
+    for (const auto& c : s.changed_sources) t += "changed since indexed: " + printable(c) + "\n";
+    for (const auto& d : s.deleted_sources) t += "deleted since indexed: " + printable(d) + "\n";
+    return out;
+}
+
+int print_reply(const Reply& reply, bool json) {
+    for (const auto& w : reply.warnings) std::fprintf(stderr, "%s\n", w.c_str());
+    if (json) {
+        std::cout << dump_json(reply.json, 2) << "\n";
+    } else {
+        for (const auto& n : reply.text_notes) std::fprintf(stderr, "%s\n", n.c_str());
+        std::cout << reply.text;
+    }
+    std::cout.flush();
+    return reply.exit_status;
+}
+
+}  // namespace cli

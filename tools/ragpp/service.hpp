@@ -1,0 +1,69 @@
+// The tool's commands as requests and replies, one implementation each, shared by the
+// command line (cmd_search, cmd_ask, cmd_get), the MCP server (cmd_mcp) and whatever else
+// serves them: a request in, the JSON that --json prints and the text the command prints
+// out. The decisions are the library's (ragpp::Engine::search, answer, reopen, status);
+// this only checks the request and shapes the reply.
+#pragma once
+
+#include <ragpp/engine/config.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine.hpp"
+
+namespace cli {
+
+/// What ragpp search is asked.
+struct SearchRequest {
+    std::string query;
+    std::size_t k = 5;
+    /// --mode's value ("" for the index's default pipeline).
+    std::string mode;
+    /// Metadata filters, and-ed, each as written.
+    std::vector<std::string> filters;
+    std::string reranker = "none";
+    ragpp::Principal principal;
+    bool check_sources = true;
+    /// This query's search settings (unset: the index's saved defaults).
+    std::optional<ragpp::SearchSettings> settings;
+};
+
+/// What ragpp ask is asked: the search (k = passages) and the answer stage.
+struct AskRequest {
+    SearchRequest search;
+    ragpp::AnswerOptions answer;
+};
+
+/// A command's reply: `json` is what --json prints; `text` what the command prints on
+/// stdout without --json (with its final line end); `warnings` go to stderr in both
+/// forms, `text_notes` only with the text. `exit_status` is the command's (0, or 1 when
+/// ragpp get finds the source gone).
+struct Reply {
+    nlohmann::json json;
+    std::string text;
+    std::vector<std::string> warnings;
+    std::vector<std::string> text_notes;
+    int exit_status = 0;
+};
+
+/// Throws UsageError for a bad mode, filter or reranker, or an empty query; a ragpp::Error
+/// from the engine otherwise.
+Reply search(const Engine& engine, const SearchRequest& request);
+Reply ask(const Engine& engine, const AskRequest& request);
+/// ragpp get: `spec` is path, path:line or path:first-last (ragpp::Engine::reopen).
+Reply get(const Engine& engine, const std::string& spec, const ragpp::Principal& reader);
+/// The index folder `dir` as `reader` sees it: generation, chunks, sources, changed and
+/// deleted sources.
+Reply status(const Engine& engine, const std::filesystem::path& dir, const ragpp::Principal& reader);
+
+/// Prints a reply as a command does (JSON or text on stdout, the rest on stderr) and
+/// returns its exit status.
+int print_reply(const Reply& reply, bool json);
+
+}  // namespace cli
