@@ -53,7 +53,78 @@ ragpp::EngineQuery engine_query(const Engine& engine, const SearchRequest& rq, r
     return q;
 }
 
+/// The members of a JSON object request, read with the checks of service.hpp.
+struct Fields {
+    const nlohmann::json& j;
+    const char* member;
+
+    [[nodiscard]] std::string name(const char* n) const { return std::string(member) + " '" + n + "'"; }
+    void only(std::initializer_list<const char*> names) const {
+        if (!j.is_object()) throw RequestError(std::string("the ") + member + "s must be a JSON object");
+        for (const auto& [key, value] : j.items()) {
+            bool known = false;
+            for (const char* n : names) known = known || key == n;
+            if (!known) throw RequestError("unknown " + std::string(member) + " '" + printable(key) + "'");
+        }
+    }
+    [[nodiscard]] std::string text(const char* n, bool required) const {
+        const auto it = j.find(n);
+        if (it == j.end() || it->is_null()) {
+            if (required) throw RequestError(name(n) + " is required");
+            return {};
+        }
+        if (!it->is_string()) throw RequestError(name(n) + " must be a string");
+        return it->get<std::string>();
+    }
+    [[nodiscard]] std::size_t count(const char* n, std::size_t fallback, std::size_t lo, std::size_t hi) const {
+        const auto it = j.find(n);
+        if (it == j.end() || it->is_null()) return fallback;
+        if (!it->is_number_integer() || it->get<long long>() < static_cast<long long>(lo) ||
+            it->get<long long>() > static_cast<long long>(hi))
+            throw RequestError(name(n) + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return static_cast<std::size_t>(it->get<long long>());
+    }
+    [[nodiscard]] std::vector<std::string> filters() const {
+        const auto it = j.find("filter");
+        if (it == j.end() || it->is_null()) return {};
+        if (it->is_string()) return {it->get<std::string>()};
+        std::vector<std::string> out;
+        if (it->is_array())
+            for (const auto& f : *it)
+                if (f.is_string()) out.push_back(f.get<std::string>());
+        if (!it->is_array() || out.size() != it->size())
+            throw RequestError(name("filter") + " must be a string or an array of strings");
+        return out;
+    }
+};
+
 }  // namespace
+
+SearchRequest search_request(const nlohmann::json& fields, std::size_t max_k, const ragpp::Principal& reader,
+                             const char* member) {
+    const Fields f{fields, member};
+    f.only({"query", "k", "mode", "filter"});
+    SearchRequest rq;
+    rq.query = f.text("query", true);
+    rq.k = f.count("k", 5, 1, max_k);
+    rq.mode = f.text("mode", false);
+    rq.filters = f.filters();
+    rq.principal = reader;
+    return rq;
+}
+
+AskRequest ask_request(const nlohmann::json& fields, const ragpp::Principal& reader, const char* member) {
+    const Fields f{fields, member};
+    f.only({"question", "passages", "budget", "mode", "filter"});
+    AskRequest rq;
+    rq.search.query = f.text("question", true);
+    rq.search.k = f.count("passages", 5, 1, 50);
+    rq.answer.evidence.token_budget = f.count("budget", 1500, 1, 100000);
+    rq.search.mode = f.text("mode", false);
+    rq.search.filters = f.filters();
+    rq.search.principal = reader;
+    return rq;
+}
 
 Reply search(const Engine& engine, const SearchRequest& rq) {
     ragpp::SearchMode mode{};

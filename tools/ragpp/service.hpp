@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,18 @@ struct Reply {
     std::vector<std::string> text_notes;
     int exit_status = 0;
 };
+
+/// A request written as a JSON object (an MCP tool's arguments, an HTTP body) that is
+/// wrong: a missing, mistyped, out-of-range or unknown member, named.
+struct RequestError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+/// The search request of `fields` ({query, k?, mode?, filter?}; k in [1, max_k]) and the
+/// ask request ({question, passages?, budget?, mode?, filter?}), for `reader`. `member`
+/// names a member in messages ("argument", "field"). RequestError otherwise.
+SearchRequest search_request(const nlohmann::json& fields, std::size_t max_k, const ragpp::Principal& reader,
+                             const char* member);
+AskRequest ask_request(const nlohmann::json& fields, const ragpp::Principal& reader, const char* member);
 
 /// Throws UsageError for a bad mode, filter or reranker, or an empty query; a ragpp::Error
 /// from the engine otherwise.

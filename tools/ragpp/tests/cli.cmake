@@ -699,3 +699,30 @@ ragpp_test(mcp.bad_as 2
 add_test(NAME cli.get.scenario
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/get_scenario.sh $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-get)
 set_tests_properties(cli.get.scenario PROPERTIES PASS_REGULAR_EXPRESSION "get scenario: all steps passed")
+
+# --- ragpp serve --------------------------------------------------------------------------
+# The HTTP service against clients we did not write (tests/serve_http.py: Python's
+# http.client and curl), on loopback, with bounded loops: the JSON of the commands, the
+# tokens' readers, 400/401/404/413/410, MCP over HTTP, 200 requests from 8 threads while
+# ragpp index commits three generations, and SIGTERM.
+if(RAGPP_HTTPLIB_FOUND)
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_FOUND)
+    add_test(NAME cli.serve.http COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/serve_http.py
+             $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-serve)
+    set_tests_properties(cli.serve.http PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "serve http: [0-9]+ checks passed")
+  endif()
+  ragpp_test(serve.help 0
+    OUTPUT "usage: ragpp serve.*--tokens FILE"
+    ARGS serve --help)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli-serve-tokens-short.tsv "short\thr\n")
+  ragpp_test(serve.short_token 2
+    OUTPUT "cli-serve-tokens-short.tsv:1: a token shorter than 16 characters"
+    ARGS serve ${CMAKE_CURRENT_BINARY_DIR}/no-such-index --tokens ${CMAKE_CURRENT_BINARY_DIR}/cli-serve-tokens-short.tsv)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli-serve-tokens-groups.tsv "0123456789abcdef0123\thr, admins\n")
+  ragpp_test(serve.bad_group 2
+    OUTPUT "is no group name"
+    ARGS serve ${CMAKE_CURRENT_BINARY_DIR}/no-such-index --tokens ${CMAKE_CURRENT_BINARY_DIR}/cli-serve-tokens-groups.tsv)
+  ragpp_test(serve.no_index 1
+    ARGS serve ${CMAKE_CURRENT_BINARY_DIR}/no-such-index --port 0)
+endif()

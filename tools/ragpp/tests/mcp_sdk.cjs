@@ -17,6 +17,7 @@ try {
   sdk = {
     Client: req('@modelcontextprotocol/sdk/client/index.js').Client,
     StdioClientTransport: req('@modelcontextprotocol/sdk/client/stdio.js').StdioClientTransport,
+    StreamableHTTPClientTransport: req('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport,
     version: JSON.parse(fs.readFileSync(path.join(path.resolve(sdkDir), 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')).version,
   };
 } catch (e) {
@@ -165,6 +166,41 @@ const text = (r) => r.content.map((c) => c.text).join('');
   check(replies[3].error.code === -32600, 'not an object: invalid request');
   check(replies[4].error.code === -32601 && replies[4].id === 3, 'an unknown method');
   check(replies[5].id === 4 && JSON.stringify(replies[5].result) === '{}', 'ping');
+
+  // The same tools over Streamable HTTP (ragpp serve, POST /mcp), when the tool has serve.
+  const help = require('child_process').spawnSync(ragpp, ['serve', '--help'], { encoding: 'utf8' });
+  if (help.status === 0) {
+    const tokens = path.join(work, 'tokens.tsv');
+    fs.writeFileSync(tokens, 'tok-hr-0123456789abcdef\thr\n');
+    const serve = spawn(ragpp, ['serve', index, '--port', '0', '--tokens', tokens], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const port = await new Promise((resolve, reject) => {
+      let err = '';
+      const timer = setTimeout(() => reject(new Error('ragpp serve did not start in 20 s: ' + err)), 20000);
+      serve.stderr.on('data', (d) => {
+        err += d;
+        const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(err);
+        if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+      });
+    });
+    try {
+      for (const [token, hr] of [[null, false], ['tok-hr-0123456789abcdef', true]]) {
+        const headers = token ? { Authorization: `Bearer ${token}` } : {};
+        const transport = new sdk.StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers } });
+        const client = new sdk.Client({ name: 'ragpp-test-http', version: '1.0.0' });
+        await client.connect(transport);
+        const { tools } = await client.listTools();
+        check(tools.length === 4, 'four tools over HTTP');
+        const r = await client.callTool({ name: 'search', arguments: { query: 'salaries secret' } });
+        const found = r.structuredContent.results.some((x) => x.id.startsWith('hr/'));
+        check(found === hr, `over HTTP the reader is the token's (${token ? 'hr' : 'none'})`);
+        assert.deepStrictEqual(r.structuredContent,
+          JSON.parse(run('search', index, 'salaries secret', ...(hr ? ['--as', 'hr'] : []), '--json')));
+        await client.close();
+      }
+    } finally {
+      serve.kill('SIGTERM');
+    }
+  }
 
   console.log(`mcp sdk ${sdk.version}: ${checks} checks passed`);
 })().catch((e) => {

@@ -1,0 +1,261 @@
+// bench_serve: ragpp serve under concurrent clients on loopback while a writer commits a
+// generation every second, beside the same searches called in-process.
+//
+//   bench_serve --ragpp build/release/ragpp [--data ../shared/data/scifact] [--seconds 10]
+//               [--clients 8,32] [--work /tmp/bench-serve]
+//
+// The corpus: SciFact's 5,183 abstracts, one Markdown file each (a folder corpus, so that
+// the writer can change one file a second), indexed by `ragpp index` (BM25 and hashing
+// vectors, the tool's defaults). The queries: SciFact's 1,109 claims, in turn.
+// For each client count C, each for --seconds, both under the same writer (every second
+// it rewrites one file and runs `ragpp index`, which commits a new generation):
+//   in-process  C threads calling ragpp::Engine::search on one engine (k 5, the default
+//               pipeline, sources checked: what ragpp search runs), its latencies;
+//   http        `ragpp serve --threads C`, C threads each with one keep-alive connection
+//               (cpp-httplib's client) sending POST /search {"query", "k": 5}: every
+//               reply must be 200 with a result list, else it counts as failed.
+// One JSON line per C: requests, failed, requests/s, p50 and p99 latency of both, the
+// generations committed during the HTTP run and the one /health reported at its end.
+#include <ragpp/engine/engine.hpp>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+std::string arg(int argc, char** argv, const std::string& name, const std::string& fallback) {
+    for (int i = 1; i + 1 < argc; ++i)
+        if (argv[i] == "--" + name) return argv[i + 1];
+    return fallback;
+}
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double quantile(std::vector<double> v, double q) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+int run_quiet(const std::vector<std::string>& args) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::freopen("/dev/null", "w", stdout);
+        std::freopen("/dev/null", "w", stderr);
+        std::vector<char*> a;
+        for (const auto& s : args) a.push_back(const_cast<char*>(s.c_str()));
+        a.push_back(nullptr);
+        execv(a[0], a.data());
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/// Every second: one file rewritten and `ragpp index` run; counts the commits.
+struct Writer {
+    Writer(std::string r, fs::path c, fs::path i) : ragpp(std::move(r)), corpus(std::move(c)), index(std::move(i)) {}
+    std::string ragpp;
+    fs::path corpus, index;
+    std::atomic<bool> stop{false};
+    std::atomic<int> commits{0}, failures{0};
+    std::thread thread;
+
+    void start() {
+        thread = std::thread([this] {
+            for (int round = 0; !stop; ++round) {
+                const auto next = Clock::now() + std::chrono::seconds(1);
+                std::ofstream(corpus / "writer.md") << "# Writer\n\nRound " << round << " of the writer's edits.\n";
+                if (run_quiet({ragpp, "index", corpus.string(), "--out", index.string()}) == 0) ++commits;
+                else ++failures;
+                while (!stop && Clock::now() < next) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+        });
+    }
+    void finish() {
+        stop = true;
+        thread.join();
+    }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string ragpp = arg(argc, argv, "ragpp", "");
+    if (ragpp.empty()) {
+        std::fprintf(stderr, "usage: bench_serve --ragpp PATH [--data DIR] [--seconds S] [--clients 8,32] [--work DIR]\n");
+        return 2;
+    }
+    const fs::path data = arg(argc, argv, "data", RAGPP_SHARED_DIR "/data/scifact");
+    const double seconds = std::stod(arg(argc, argv, "seconds", "10"));
+    const fs::path work = arg(argc, argv, "work", (fs::temp_directory_path() / "ragpp-bench-serve").string());
+    std::vector<std::size_t> clients;
+    {
+        std::string list = arg(argc, argv, "clients", "8,32");
+        for (std::size_t b = 0; b < list.size();) {
+            auto e = list.find(',', b);
+            if (e == std::string::npos) e = list.size();
+            clients.push_back(std::stoul(list.substr(b, e - b)));
+            b = e + 1;
+        }
+    }
+    if (!fs::exists(data / "corpus.jsonl")) {
+        std::fprintf(stderr, "bench_serve: %s has no corpus.jsonl (SciFact, in ../shared/data)\n", data.c_str());
+        return 1;
+    }
+    fs::remove_all(work);
+    const fs::path corpus = work / "corpus", index = work / "index";
+    fs::create_directories(corpus);
+    std::vector<std::string> queries;
+    {
+        std::ifstream in(data / "corpus.jsonl");
+        for (std::string line; std::getline(in, line);) {
+            const auto j = nlohmann::json::parse(line);
+            std::ofstream(corpus / ("d" + j["_id"].get<std::string>() + ".md"))
+                << "# " << j.value("title", "") << "\n\n" << j["text"].get<std::string>() << "\n";
+        }
+        std::ifstream qin(data / "queries.jsonl");
+        for (std::string line; std::getline(qin, line);) queries.push_back(nlohmann::json::parse(line)["text"]);
+    }
+    if (run_quiet({ragpp, "index", corpus.string(), "--out", index.string()}) != 0) {
+        std::fprintf(stderr, "bench_serve: ragpp index failed\n");
+        return 1;
+    }
+    std::printf("{\"bench\":\"serve\",\"corpus_files\":%zu,\"queries\":%zu,\"seconds\":%g,\"cores\":%u}\n",
+                static_cast<std::size_t>(std::distance(fs::directory_iterator(corpus), fs::directory_iterator{})),
+                queries.size(), seconds, std::thread::hardware_concurrency());
+    std::fflush(stdout);
+
+    for (const std::size_t c : clients) {
+        Writer writer(ragpp, corpus, index);
+        // In-process: C threads on one engine.
+        std::vector<double> local;
+        std::size_t local_requests = 0;
+        {
+            const auto engine = ragpp::Engine::open(index);
+            ragpp::EngineQuery q;
+            q.k = 5;
+            q.mode = ragpp::default_search_mode(engine.config());
+            writer.start();
+            std::vector<std::vector<double>> lat(c);
+            std::vector<std::thread> threads;
+            const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+            for (std::size_t t = 0; t < c; ++t)
+                threads.emplace_back([&, t] {
+                    for (std::size_t i = t; Clock::now() < end; i += c) {
+                        const auto t0 = Clock::now();
+                        (void)engine.search(queries[i % queries.size()], q);
+                        lat[t].push_back(ms_since(t0));
+                    }
+                });
+            for (auto& th : threads) th.join();
+            writer.finish();
+            for (auto& l : lat) local.insert(local.end(), l.begin(), l.end());
+            local_requests = local.size();
+        }
+        // HTTP: ragpp serve with C threads, C keep-alive clients.
+        int err[2];
+        if (pipe(err) != 0) return 1;
+        const pid_t server = fork();
+        if (server == 0) {
+            dup2(err[1], 2);
+            close(err[0]);
+            std::freopen("/dev/null", "w", stdout);
+            const std::string threads = std::to_string(c);
+            execl(ragpp.c_str(), ragpp.c_str(), "serve", index.c_str(), "--port", "0", "--threads", threads.c_str(),
+                  static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        close(err[1]);
+        int port = 0;
+        {
+            std::string head;
+            char ch = 0;
+            while (read(err[0], &ch, 1) == 1 && ch != '\n') head += ch;
+            const auto at = head.find("http://127.0.0.1:");
+            if (at != std::string::npos) port = std::atoi(head.c_str() + at + 17);
+        }
+        if (port == 0) {
+            std::fprintf(stderr, "bench_serve: ragpp serve did not start\n");
+            kill(server, SIGKILL);
+            return 1;
+        }
+        std::thread drain([fd = err[0]] {  // keep reading its stderr (generation notes)
+            char buf[4096];
+            while (read(fd, buf, sizeof buf) > 0) {
+            }
+        });
+        const int committed_before = writer.commits;
+        Writer http_writer(ragpp, corpus, index);
+        http_writer.start();
+        std::vector<std::vector<double>> lat(c);
+        std::atomic<std::size_t> failed{0};
+        std::vector<std::thread> threads;
+        const auto t_start = Clock::now();
+        const auto end = t_start + std::chrono::duration<double>(seconds);
+        for (std::size_t t = 0; t < c; ++t)
+            threads.emplace_back([&, t] {
+                httplib::Client cl("127.0.0.1", port);
+                cl.set_keep_alive(true);
+                cl.set_tcp_nodelay(true);
+                cl.set_read_timeout(20, 0);
+                for (std::size_t i = t; Clock::now() < end; i += c) {
+                    const std::string body = nlohmann::json{{"query", queries[i % queries.size()]}, {"k", 5}}.dump();
+                    const auto t0 = Clock::now();
+                    auto res = cl.Post("/search", body, "application/json");
+                    const double ms = ms_since(t0);
+                    if (!res || res->status != 200 || res->body.find("\"results\":[") == std::string::npos) ++failed;
+                    else lat[t].push_back(ms);
+                }
+            });
+        for (auto& th : threads) th.join();
+        const double elapsed = std::chrono::duration<double>(Clock::now() - t_start).count();
+        http_writer.finish();
+        std::uint64_t generation = 0;
+        {
+            httplib::Client cl("127.0.0.1", port);
+            if (auto res = cl.Get("/health"); res && res->status == 200)
+                generation = nlohmann::json::parse(res->body)["generation"].get<std::uint64_t>();
+        }
+        kill(server, SIGTERM);
+        int status = 0;
+        waitpid(server, &status, 0);
+        drain.join();
+        close(err[0]);
+        std::vector<double> remote;
+        for (auto& l : lat) remote.insert(remote.end(), l.begin(), l.end());
+        const double local_p50 = quantile(local, 0.5), remote_p50 = quantile(remote, 0.5);
+        const double local_qps = static_cast<double>(local_requests) / seconds;
+        const double remote_qps = static_cast<double>(remote.size()) / elapsed;
+        std::printf(
+            "{\"clients\":%zu,\"http\":{\"requests\":%zu,\"failed\":%zu,\"requests_per_s\":%.0f,\"p50_ms\":%.3f,"
+            "\"p99_ms\":%.3f,\"commits\":%d,\"writer_failures\":%d,\"generation_at_end\":%llu,\"server_exit\":%d},"
+            "\"in_process\":{\"requests\":%zu,\"requests_per_s\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"commits\":%d},"
+            "\"p50_over_in_process_ms\":%.3f,\"throughput_ratio\":%.2f}\n",
+            c, remote.size() + failed.load(), failed.load(), remote_qps, remote_p50, quantile(remote, 0.99),
+            http_writer.commits.load(), http_writer.failures.load(), static_cast<unsigned long long>(generation),
+            WIFEXITED(status) ? WEXITSTATUS(status) : -1, local_requests, local_qps, local_p50, quantile(local, 0.99),
+            committed_before, remote_p50 - local_p50, remote_qps / local_qps);
+        std::fflush(stdout);
+    }
+    return 0;
+}

@@ -1,0 +1,319 @@
+// ragpp serve DIR: an HTTP/1.1 JSON service over an index folder (cpp-httplib, Debian's
+// libcpp-httplib-dev). POST /search and POST /ask answer with exactly the JSON of
+// `ragpp search --json` and `ragpp ask --json` (one implementation: service.hpp); GET
+// /get?source=PATH:LINE reopens a source (ragpp get); GET /health; POST /mcp is the MCP
+// server over Streamable HTTP (mcp.hpp). The reader of a request is the one its bearer
+// token maps to (--tokens FILE: lines TOKEN<TAB>group,group); no token: unlabelled
+// documents only; an unknown token: 401. A watcher opens each generation `ragpp index`
+// commits, and requests use it from then on without waiting for the open. SIGTERM and
+// SIGINT stop accepting, finish the requests in flight and exit 0.
+#include "cli.hpp"
+#include "engine.hpp"
+#include "mcp.hpp"
+#include "service.hpp"
+
+#include <ragpp/detail/file.hpp>
+#include <ragpp/chunk/front_matter.hpp>
+#include <ragpp/filter/access.hpp>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <pthread.h>
+
+namespace {
+
+using nlohmann::json;
+
+/// A request the client got wrong: its status and message.
+struct HttpError {
+    int status;
+    std::string message;
+};
+
+/// TOKEN -> groups, from a file of lines TOKEN<TAB>group,group ('#' comments, blank lines).
+std::map<std::string, std::vector<std::string>> read_tokens(const std::string& path) {
+    std::map<std::string, std::vector<std::string>> out;
+    std::istringstream in(ragpp::detail::read_regular_file(path, std::uint64_t{16} << 20));
+    std::size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty() || line[0] == '#') continue;
+        const std::string at = cli::printable(path) + ":" + std::to_string(number);
+        const auto tab = line.find('\t');
+        if (tab == std::string::npos || tab == 0)
+            throw cli::UsageError("--tokens " + at + ": expected TOKEN<TAB>group,group");
+        const std::string token = line.substr(0, tab);
+        if (token.size() < 16) throw cli::UsageError("--tokens " + at + ": a token shorter than 16 characters");
+        std::vector<std::string> groups;
+        std::stringstream ss(line.substr(tab + 1));
+        for (std::string g; std::getline(ss, g, ',');) {
+            if (const std::string why = ragpp::group_name_problem(g); !why.empty())
+                throw cli::UsageError("--tokens " + at + ": '" + cli::printable(g) + "' is no group name: it " + why);
+            groups.push_back(g);
+        }
+        if (!out.emplace(token, std::move(groups)).second)
+            throw cli::UsageError("--tokens " + at + ": a token listed twice");
+    }
+    return out;
+}
+
+std::string error_body(const std::string& message) { return cli::dump_json(json{{"error", message}}); }
+
+class Service {
+public:
+    Service(cli::EngineSlot& slot, std::map<std::string, std::vector<std::string>> tokens)
+        : slot_(slot), tokens_(std::move(tokens)) {}
+
+    /// The reader of a request: its bearer token's groups; no token: no group.
+    ragpp::Principal reader(const httplib::Request& req) const {
+        if (!req.has_header("Authorization")) return {};
+        const std::string h = req.get_header_value("Authorization");
+        const std::string scheme = "Bearer ";
+        if (h.compare(0, scheme.size(), scheme) != 0) throw HttpError{401, "Authorization: expected Bearer TOKEN"};
+        const auto it = tokens_.find(h.substr(scheme.size()));
+        if (it == tokens_.end()) throw HttpError{401, "unknown token"};
+        return ragpp::Principal::with_groups(it->second);
+    }
+
+    void install(httplib::Server& server) {
+        server.Post("/search", [this](const httplib::Request& req, httplib::Response& res) {
+            guarded(res, [&] {
+                const auto rq = cli::search_request(parse_body(req), 1000, reader(req), "field");
+                reply(res, cli::search(*slot_.current(), rq));
+            });
+        });
+        server.Post("/ask", [this](const httplib::Request& req, httplib::Response& res) {
+            guarded(res, [&] {
+                const auto rq = cli::ask_request(parse_body(req), reader(req), "field");
+                reply(res, cli::ask(*slot_.current(), rq));
+            });
+        });
+        server.Get("/get", [this](const httplib::Request& req, httplib::Response& res) {
+            guarded(res, [&] {
+                if (!req.has_param("source")) throw HttpError{400, "query parameter 'source' is missing"};
+                std::string spec = req.get_param_value("source");
+                if (req.has_param("lines")) spec += ":" + req.get_param_value("lines");
+                const auto who = reader(req);
+                cli::Reply r;
+                try {
+                    r = cli::get(*slot_.current(), spec, who);
+                } catch (const ragpp::NotFoundError& e) {
+                    throw HttpError{404, e.what()};
+                }
+                reply(res, r, r.exit_status != 0 ? 410 : 200);  // 410 Gone: deleted since indexed
+            });
+        });
+        server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+            const auto engine = slot_.current();
+            res.set_content(cli::dump_json(json{{"status", "ok"}, {"generation", engine->generation()}}),
+                            "application/json");
+        });
+        // MCP over Streamable HTTP: one JSON-RPC message per POST, answered with one JSON
+        // reply (202 for a notification); no server-sent event stream (GET: 405).
+        server.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
+            guarded(res, [&] {
+                check_origin(req);
+                const auto who = reader(req);
+                json msg;
+                try {
+                    msg = json::parse(req.body);
+                } catch (const json::parse_error& e) {
+                    res.status = 400;
+                    res.set_content(cli::dump_json(cli::mcp_error(-32700, std::string("Parse error: ") + e.what())),
+                                    "application/json");
+                    return;
+                }
+                const auto r = cli::mcp_reply(msg, slot_, who);
+                if (!r) {
+                    res.status = 202;
+                    return;
+                }
+                res.set_content(cli::dump_json(*r), "application/json");
+            });
+        });
+        server.Get("/mcp", [](const httplib::Request&, httplib::Response& res) {
+            res.status = 405;
+            res.set_header("Allow", "POST");
+            res.set_content(error_body("this server sends no event stream: POST JSON-RPC messages"), "application/json");
+        });
+        server.Delete("/mcp", [](const httplib::Request&, httplib::Response& res) {
+            res.status = 405;
+            res.set_header("Allow", "POST");
+        });
+        server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+            if (!res.body.empty()) return;
+            const char* what = res.status == 413   ? "request body too large (--max-body)"
+                               : res.status == 404 ? "no such endpoint: POST /search, /ask, /mcp; GET /get, /health"
+                                                   : "bad request";
+            res.set_content(error_body(what), "application/json");
+        });
+    }
+
+private:
+    template <class F>
+    static void guarded(httplib::Response& res, F&& f) {
+        try {
+            f();
+        } catch (const HttpError& e) {
+            res.status = e.status;
+            if (e.status == 401) res.set_header("WWW-Authenticate", "Bearer");
+            res.set_content(error_body(e.message), "application/json");
+        } catch (const cli::RequestError& e) {
+            res.status = 400;
+            res.set_content(error_body(e.what()), "application/json");
+        } catch (const cli::UsageError& e) {
+            res.status = 400;
+            res.set_content(error_body(e.what()), "application/json");
+        } catch (const ragpp::InvalidArgument& e) {
+            res.status = 400;
+            res.set_content(error_body(e.what()), "application/json");
+        } catch (const ragpp::Error& e) {
+            res.status = 500;
+            res.set_content(error_body(e.what()), "application/json");
+        } catch (const std::exception& e) {
+            res.status = 500;
+            res.set_content(error_body(std::string("internal error: ") + e.what()), "application/json");
+        }
+    }
+
+    static void reply(httplib::Response& res, const cli::Reply& r, int status = 200) {
+        res.status = status;
+        res.set_content(cli::dump_json(r.json), "application/json");
+    }
+
+    /// DNS rebinding: a browser page's request carries its Origin; only loopback pages may call.
+    static void check_origin(const httplib::Request& req) {
+        if (!req.has_header("Origin")) return;
+        const std::string o = req.get_header_value("Origin");
+        for (const char* ok : {"http://localhost", "http://127.0.0.1", "http://[::1]"})
+            if (o == ok || o.rfind(std::string(ok) + ":", 0) == 0) return;
+        throw HttpError{403, "Origin '" + cli::printable(o) + "' is not allowed"};
+    }
+
+    static json parse_body(const httplib::Request& req) {
+        json body;
+        try {
+            body = json::parse(req.body);
+        } catch (const json::parse_error& e) {
+            throw HttpError{400, std::string("malformed JSON: ") + e.what()};
+        }
+        if (!body.is_object()) throw HttpError{400, "the body must be a JSON object"};
+        return body;
+    }
+
+    cli::EngineSlot& slot_;
+    std::map<std::string, std::vector<std::string>> tokens_;
+};
+
+int run_serve(cli::ArgParser& p) {
+    const std::string bind = p.get("bind");
+    const std::size_t port = p.count("port");
+    if (port > 65535) throw cli::UsageError("--port must be in [0, 65535]");
+    const std::size_t threads = p.count("threads");
+    if (threads == 0) throw cli::UsageError("--threads must be >= 1");
+    const std::size_t max_body = p.count("max-body");
+    const auto tokens = p.has("tokens") ? read_tokens(p.get("tokens")) : std::map<std::string, std::vector<std::string>>{};
+
+    // SIGTERM and SIGINT are taken by a thread of their own (sigwait), blocked in every
+    // other thread (masked before any is started).
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    cli::EngineSlot slot(p.get("DIR"), 1);
+    Service service(slot, tokens);
+    httplib::Server server;
+    service.install(server);
+    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    server.set_payload_max_length(max_body);
+    server.set_read_timeout(10, 0);   // a client that stops sending mid-request
+    server.set_write_timeout(10, 0);  // or stops reading
+    server.set_keep_alive_timeout(5);
+    server.set_keep_alive_max_count(1000);
+    server.set_tcp_nodelay(true);  // a reply in two writes must not wait for a delayed ACK
+
+    int bound = static_cast<int>(port);
+    if (port == 0) {
+        bound = server.bind_to_any_port(bind);
+        if (bound < 0) throw ragpp::IoError("ragpp serve: cannot bind to " + bind);
+    } else if (!server.bind_to_port(bind, bound)) {
+        throw ragpp::IoError("ragpp serve: cannot bind to " + bind + ":" + std::to_string(bound) +
+                             " (in use, or not an address of this machine)");
+    }
+    const bool loopback = bind == "127.0.0.1" || bind == "::1" || bind == "localhost";
+    std::fprintf(stderr, "ragpp serve: %s, generation %llu, on http://%s:%d with %zu threads (%s)\n",
+                 cli::printable(p.get("DIR")).c_str(), static_cast<unsigned long long>(slot.current()->generation()),
+                 bind.c_str(), bound, threads,
+                 loopback ? "loopback only: --bind 0.0.0.0 serves other machines"
+                          : "reachable from other machines: use --tokens, and TLS in front of it");
+
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    // The watcher: a generation committed by ragpp index is opened here, not in a request.
+    std::thread watcher([&] {
+        std::unique_lock lock(m);
+        while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return done; })) {
+            lock.unlock();
+            slot.refresh();
+            lock.lock();
+        }
+    });
+    std::thread stopper([&] {
+        int sig = 0;
+        sigwait(&stop_signals, &sig);
+        std::fprintf(stderr, "ragpp serve: %s: finishing the requests in flight\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        server.stop();
+    });
+    const bool ok = server.listen_after_bind();  // returns once stopped, the pool drained
+    {
+        std::lock_guard lock(m);
+        done = true;
+    }
+    cv.notify_all();
+    watcher.join();
+    if (stopper.joinable()) {
+        pthread_kill(stopper.native_handle(), SIGTERM);  // wakes its sigwait when listen ended on its own
+        stopper.join();
+    }
+    std::fprintf(stderr, "ragpp serve: stopped\n");
+    return ok ? 0 : 1;
+}
+
+const cli::Register reg{
+    {"serve", "serve an index folder over HTTP: JSON search, ask, get, health, and MCP at /mcp",
+     [](cli::ArgParser& p) {
+         p.positional("DIR", "an index folder written by ragpp index")
+             .option("bind", "ADDR", "the address to listen on (loopback unless told otherwise)", "127.0.0.1")
+             .option("port", "N", "the port (0: any free one, printed on stderr)", "8080")
+             .option("tokens", "FILE",
+                     "bearer tokens: lines TOKEN<TAB>group,group (a token of 16 characters or more); a request "
+                     "without a token reads unlabelled documents only, one with an unknown token gets 401")
+             .option("threads", "N", "requests served at once", "8")
+             .option("max-body", "BYTES", "the largest request body (413 beyond)", "1048576");
+         p.epilog("POST /search {query, k?, mode?, filter?} and POST /ask {question, passages?, budget?, mode?, "
+                  "filter?} answer with the JSON of ragpp search --json and ragpp ask --json; GET "
+                  "/get?source=PATH:LINE[&lines=A-B]; GET /health; POST /mcp: the MCP tools over Streamable HTTP. "
+                  "A generation committed by ragpp index is used without a restart. SIGTERM finishes the requests "
+                  "in flight and exits. docs/http.md has a transcript.");
+     },
+     run_serve}};
+
+}  // namespace

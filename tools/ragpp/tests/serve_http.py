@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""ragpp serve against HTTP clients we did not write (Python's http.client, and curl):
+the JSON of the commands, tokens and groups, the client's mistakes (400, 401, 404, 413),
+get after a deletion (410), MCP over HTTP, concurrent requests while ragpp index commits
+generations (no request fails, the new generation is used), and SIGTERM.
+Usage: serve_http.py RAGPP WORK. Prints "serve http: N checks passed" when all passed."""
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+ragpp, work = sys.argv[1], sys.argv[2]
+corpus, index = os.path.join(work, "corpus"), os.path.join(work, "index")
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(os.path.join(corpus, "hr"))
+
+
+def write(rel, text):
+    with open(os.path.join(corpus, rel), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def run(*args):
+    return subprocess.run([ragpp, *args], check=True, capture_output=True, text=True, timeout=60).stdout
+
+
+write("guide.md", "# Guide\n\nIntro line.\n\n## Reset\n\nHold the MX-200 reset button.\nCount to five.\n")
+write("ora.md", "# Errors\n\n## ORA-01555\n\nSnapshot too old: increase the undo retention.\n")
+write("hr/pay.md", "---\ngroups: [hr]\n---\n# Pay\n\nSalaries of MX-200 engineers are secret.\n")
+run("index", corpus, "--out", index)
+HR = "tok-hr-0123456789abcdef"
+with open(os.path.join(work, "tokens.tsv"), "w") as f:
+    f.write("# token<TAB>groups\n" + HR + "\thr\n")
+
+server = subprocess.Popen([ragpp, "serve", index, "--port", "0", "--threads", "4", "--tokens",
+                           os.path.join(work, "tokens.tsv"), "--max-body", "100000"],
+                          stderr=subprocess.PIPE, text=True)
+first = server.stderr.readline()
+port = int(first.split("http://127.0.0.1:")[1].split(" ")[0])
+log = []
+threading.Thread(target=lambda: log.extend(server.stderr), daemon=True).start()
+checks = 0
+
+
+def check(cond, what):
+    global checks
+    if not cond:
+        server.kill()
+        print("FAILED:", what)
+        sys.exit(1)
+    checks += 1
+
+
+def request(method, path, body=None, token=None, headers=None, raw=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    h = dict(headers or {})
+    if token:
+        h["Authorization"] = "Bearer " + token
+    data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+    if data is not None:
+        h["Content-Type"] = "application/json"
+    c.request(method, path, body=data, headers=h)
+    r = c.getresponse()
+    text = r.read().decode()
+    c.close()
+    return r.status, (json.loads(text) if text else None), r
+
+
+def no_nonce(j):
+    s = json.dumps(j, sort_keys=True)
+    return json.loads(s.replace(j["evidence"]["nonce"], "NONCE")) if "evidence" in j else j
+
+
+check("loopback only" in first, "says it binds to loopback: " + first)
+status, j, _ = request("GET", "/health")
+check(status == 200 and j == {"status": "ok", "generation": 1}, "health")
+status, j, _ = request("POST", "/search", {"query": "MX-200 reset", "k": 3})
+check(status == 200 and j == json.loads(run("search", index, "MX-200 reset", "--k", "3", "--json")),
+      "POST /search is ragpp search --json")
+q = "How long to hold the MX-200 reset button?"
+status, j, _ = request("POST", "/ask", {"question": q})
+check(status == 200 and no_nonce(j) == no_nonce(json.loads(run("ask", index, q, "--json"))), "POST /ask is ragpp ask --json")
+status, j, _ = request("POST", "/ask", {"question": "What does the QUUXFROB widget do?"})
+check(status == 200 and j["answered"] is False and j["reasons"], "ask refuses, with reasons")
+
+# Tokens: none reads unlabelled notes; hr's reads hr's; an unknown one is refused.
+status, j, _ = request("POST", "/search", {"query": "salaries secret"})
+check(all(not r["id"].startswith("hr/") for r in j["results"]), "no token: no hr note")
+status, j, _ = request("POST", "/search", {"query": "salaries secret"}, token=HR)
+check(j["results"][0]["id"] == "hr/pay.md:4", "hr token: the hr note")
+check(j == json.loads(run("search", index, "salaries secret", "--as", "hr", "--json")), "as ragpp search --as hr")
+status, j, r = request("POST", "/search", {"query": "x"}, token="tok-unknown-0123456789")
+check(status == 401 and r.getheader("WWW-Authenticate") == "Bearer" and "unknown token" in j["error"], "unknown token: 401")
+status, j, _ = request("GET", "/health", headers={"Authorization": "Basic eDp5"})
+check(status == 200, "health needs no token")
+status, j, _ = request("POST", "/search", {"query": "x"}, headers={"Authorization": "Basic eDp5"})
+check(status == 401, "not a bearer token: 401")
+
+# The client's mistakes.
+for body, says in [("{\"query\": ", "malformed JSON"), ("[1]", "JSON object"), ("{\"query\": 1}", "'query' must be a string"),
+                   ("{\"k\": 3}", "'query' is required"), ("{\"query\": \"x\", \"k\": 0}", "'k' must be an integer"),
+                   ("{\"query\": \"x\", \"as\": \"hr\"}", "unknown field 'as'"),
+                   ("{\"query\": \"x\", \"mode\": \"psychic\"}", "psychic"),
+                   ("{\"query\": \"x\", \"filter\": \"version>>2\"}", "version")]:
+    status, j, _ = request("POST", "/search", raw=body)
+    check(status == 400 and says in j["error"], f"400 naming {says!r} for {body}: {status} {j}")
+status, j, _ = request("POST", "/search", raw=json.dumps({"query": "x" * 200000}))
+check(status == 413, f"a body over --max-body: 413, not {status}")
+status, j, _ = request("GET", "/nowhere")
+check(status == 404 and "no such endpoint" in j["error"], "unknown endpoint: 404")
+
+# get: the section now; another reader's note is not there; a deleted file is gone.
+status, j, _ = request("GET", "/get?source=guide.md:5")
+check(status == 200 and j == json.loads(run("get", index, "guide.md:5", "--json")), "GET /get is ragpp get --json")
+status, j, _ = request("GET", "/get?source=guide.md&lines=1-3")
+check(status == 200 and j["text"] == "# Guide\n\nIntro line.", "GET /get with lines")
+status, j, _ = request("GET", "/get?source=hr/pay.md")
+check(status == 404 and "no source 'hr/pay.md'" in j["error"], "hr note: 404 without the token")
+status, j, _ = request("GET", "/get?source=hr/pay.md", token=HR)
+check(status == 200 and "Salaries" in j["text"], "hr note with the token")
+status, j, _ = request("GET", "/get")
+check(status == 400, "get without source: 400")
+
+# MCP over HTTP (Streamable HTTP: JSON replies).
+init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "py", "version": "0"}}}
+status, j, _ = request("POST", "/mcp", init)
+check(status == 200 and j["result"]["protocolVersion"] == "2025-06-18", "mcp initialize over HTTP")
+status, j, _ = request("POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"})
+check(status == 202 and j is None, "a notification: 202, no body")
+call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "salaries secret"}}}
+status, j, _ = request("POST", "/mcp", call, token=HR)
+check(j["result"]["structuredContent"]["results"][0]["id"] == "hr/pay.md:4", "mcp: the token's reader")
+status, j, _ = request("POST", "/mcp", call)
+check(all(not r["id"].startswith("hr/") for r in j["result"]["structuredContent"]["results"]), "mcp: no token, no hr note")
+status, j, _ = request("POST", "/mcp", call, headers={"Origin": "http://evil.example"})
+check(status == 403, "mcp: a foreign Origin is refused")
+status, j, _ = request("GET", "/mcp")
+check(status == 405, "mcp: no event stream (405)")
+
+# curl, another client.
+if shutil.which("curl"):
+    out = subprocess.run(["curl", "-s", "-H", "Authorization: Bearer " + HR, "--data", json.dumps({"query": "salaries secret"}),
+                          f"http://127.0.0.1:{port}/search"], capture_output=True, text=True, timeout=20).stdout
+    check(json.loads(out) == json.loads(run("search", index, "salaries secret", "--as", "hr", "--json")), "curl: the same JSON")
+
+# Concurrent requests while ragpp index commits three generations: none fails.
+failures, done = [], []
+
+
+def client(n):
+    for i in range(25):
+        try:
+            status, j, _ = request("POST", "/search", {"query": "reset button MX-200", "k": 2})
+            if status != 200 or not j["results"]:
+                failures.append((status, j))
+        except Exception as e:  # noqa: BLE001 - any failure counts
+            failures.append(repr(e))
+    done.append(n)
+
+
+threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+for t in threads:
+    t.start()
+for g in range(3):
+    write(f"new{g}.md", f"# New {g}\n\n## Part\n\nWord{g}zebra appears here.\n")
+    run("index", corpus, "--out", index)
+for t in threads:
+    t.join(timeout=120)
+check(len(done) == 8 and not failures, f"200 requests while re-indexing: {len(failures)} failed: {failures[:3]}")
+for _ in range(40):  # the watcher opens a new generation within a quarter of a second
+    status, j, _ = request("GET", "/health")
+    if j["generation"] == 4:
+        break
+    threading.Event().wait(0.1)
+check(j["generation"] == 4, f"the last generation is served: {j}")
+status, j, _ = request("POST", "/search", {"query": "word2zebra"})
+check(j["results"] and j["results"][0]["id"] == "new2.md:3", "a note indexed while serving is found")
+
+# A deletion: 410 Gone.
+os.remove(os.path.join(corpus, "ora.md"))
+status, j, _ = request("GET", "/get?source=ora.md:3")
+check(status == 410 and j["deleted"] is True, "a deleted source: 410")
+
+# SIGTERM: finishes and exits 0.
+server.send_signal(signal.SIGTERM)
+rc = server.wait(timeout=20)
+check(rc == 0, f"SIGTERM: exit 0, not {rc}")
+check(any("SIGTERM" in l for l in log), "says it finishes the requests in flight")
+print(f"serve http: {checks} checks passed")
