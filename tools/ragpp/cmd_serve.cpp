@@ -106,8 +106,8 @@ public:
         server.Get("/get", [this](const httplib::Request& req, httplib::Response& res) {
             guarded(res, [&] {
                 if (!req.has_param("source")) throw HttpError{400, "query parameter 'source' is missing"};
-                std::string spec = req.get_param_value("source");
-                if (req.has_param("lines")) spec += ":" + req.get_param_value("lines");
+                const std::string spec = cli::source_spec(req.get_param_value("source"),
+                                                          req.has_param("lines") ? req.get_param_value("lines") : "");
                 const auto who = reader(req);
                 cli::Reply r;
                 try {

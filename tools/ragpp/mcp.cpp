@@ -97,24 +97,6 @@ json tools() {
     });
 }
 
-std::string string_argument(const json& args, const char* name, bool required) {
-    const auto it = args.find(name);
-    if (it == args.end() || it->is_null()) {
-        if (required) throw RequestError(std::string("argument '") + name + "' is required");
-        return {};
-    }
-    if (!it->is_string()) throw RequestError(std::string("argument '") + name + "' must be a string");
-    return it->get<std::string>();
-}
-
-void check_names(const json& args, std::initializer_list<const char*> names) {
-    for (const auto& [key, value] : args.items()) {
-        bool known = false;
-        for (const char* n : names) known = known || key == n;
-        if (!known) throw RequestError("unknown argument '" + cli::printable(key) + "'");
-    }
-}
-
 /// The protocol over one engine snapshot and one reader.
 class Handler {
 public:
@@ -183,19 +165,10 @@ private:
             } else if (name == "ask") {
                 reply = cli::ask(*engine, ask_request(args, reader_, "argument"));
             } else if (name == "get") {
-                check_names(args, {"source", "lines"});
-                std::string spec = string_argument(args, "source", true);
-                const std::string lines = string_argument(args, "lines", false);
-                if (!lines.empty()) {
-                    // The lines replace a citation's line: "guide.md:8" with lines "2-3" is guide.md:2-3.
-                    const auto colon = spec.rfind(':');
-                    if (colon != std::string::npos && spec.find_first_not_of("0123456789#", colon + 1) == std::string::npos)
-                        spec.resize(colon);
-                    spec += ":" + lines;
-                }
+                const std::string spec = get_request(args, "argument");
                 reply = cli::get(*engine, spec, reader_);
             } else {
-                check_names(args, {});
+                no_request_fields(args, "argument");
                 reply = cli::status(*engine, slot_.dir(), reader_);
             }
             std::string text;

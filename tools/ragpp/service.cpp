@@ -126,6 +126,22 @@ AskRequest ask_request(const nlohmann::json& fields, const ragpp::Principal& rea
     return rq;
 }
 
+std::string source_spec(std::string source, const std::string& lines) {
+    if (lines.empty()) return source;
+    const auto colon = source.rfind(':');
+    if (colon != std::string::npos && source.find_first_not_of("0123456789#", colon + 1) == std::string::npos)
+        source.resize(colon);
+    return source + ":" + lines;
+}
+
+std::string get_request(const nlohmann::json& fields, const char* member) {
+    const Fields f{fields, member};
+    f.only({"source", "lines"});
+    return source_spec(f.text("source", true), f.text("lines", false));
+}
+
+void no_request_fields(const nlohmann::json& fields, const char* member) { Fields{fields, member}.only({}); }
+
 Reply search(const Engine& engine, const SearchRequest& rq) {
     ragpp::SearchMode mode{};
     const ragpp::EngineQuery q = engine_query(engine, rq, mode);

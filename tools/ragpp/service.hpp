@@ -64,6 +64,13 @@ struct RequestError : std::runtime_error {
 SearchRequest search_request(const nlohmann::json& fields, std::size_t max_k, const ragpp::Principal& reader,
                              const char* member);
 AskRequest ask_request(const nlohmann::json& fields, const ragpp::Principal& reader, const char* member);
+/// The SOURCE of ragpp get from `fields` ({source, lines?}: lines FIRST-LAST replace a
+/// citation's line, see source_spec), and a check that `fields` has no member (status).
+std::string get_request(const nlohmann::json& fields, const char* member);
+void no_request_fields(const nlohmann::json& fields, const char* member);
+/// `source` (a citation path:line, or a path) with `lines` (FIRST-LAST, or empty) in place
+/// of its line: "guide.md:8" and "2-3" give "guide.md:2-3".
+std::string source_spec(std::string source, const std::string& lines);
 
 /// Throws UsageError for a bad mode, filter or reranker, or an empty query; a ragpp::Error
 /// from the engine otherwise.
