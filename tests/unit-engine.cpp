@@ -1673,3 +1673,273 @@ TEST_CASE("reopen: a section, lines or a whole file as the file holds them now, 
     CHECK(t.citation == "guide.md:8-11");
     CHECK(engine.status(anyone).deleted_sources == std::vector<std::string>{"guide.md"});
 }
+
+// Folder contexts and the context command (io/contexts.hpp, CorpusOptions): what each
+// chunk is given, in both indexes and the evidence, and what an update re-reads.
+namespace {
+
+void write_context_corpus(const fs::path& dir) {
+    write_file(dir / "contracts/mx200.md",
+               "# Notice period\n\nEither party may end the agreement with three months notice, by registered letter.\n\n"
+               "# Prices\n\nThe yearly fee is revised each January.\n",
+               1);
+    write_file(dir / "contracts/press.md", "# Scope\n\nCovers the hydraulic press and its tooling.\n", 2);
+    write_file(dir / "guide/install.md", "# Install\n\nRun the installer and restart the service.\n", 3);
+}
+
+/// (chunk id -> indexed text) of every chunk.
+std::map<std::string, std::string> chunk_texts(const Engine& e) {
+    std::map<std::string, std::string> out;
+    e.for_each_chunk([&](const Document& d) { out[d.id] = d.text; });
+    return out;
+}
+
+/// The lines of a chunk's indexed text.
+std::vector<std::string> text_lines(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("contexts: a folder's description precedes its chunks in both indexes, is cited, and updates re-read what it touches",
+          "[engine][contexts]") {
+    ragpp_test::TempDir corpus, tmp;
+    write_context_corpus(corpus.path);
+    write_file(corpus.path / ".ragpp-contexts", "contracts/: maintenance agreements of Globex Corporation\n", 4);
+    auto e = Engine::build(corpus.path, test_config());
+    REQUIRE(e.contexts().rules().size() == 1);
+    CHECK(e.contexts().rules()[0].origin == ".ragpp-contexts:1");
+
+    // Each chunk: its context line, then the description (contracts only), then the raw
+    // span, which raw_span() gives back exactly.
+    std::size_t with = 0, without = 0;
+    e.for_each_chunk([&](const Document& d) {
+        const auto lines = text_lines(d.text);
+        REQUIRE(lines.size() >= 2);
+        const std::string raw = raw_span(d);
+        CHECK(raw.find("Globex") == std::string::npos);
+        if (d.id.starts_with("contracts/")) {
+            ++with;
+            CHECK(lines[1] == "maintenance agreements of Globex Corporation");
+            CHECK(d.text == lines[0] + "\n" + lines[1] + "\n" + raw);
+            REQUIRE(d.metadata.contains("context"));
+            CHECK(std::get<std::string>(d.metadata.at("context")) == "maintenance agreements of Globex Corporation");
+        } else {
+            ++without;
+            CHECK(d.text == lines[0] + "\n" + raw);
+            CHECK_FALSE(d.metadata.contains("context"));
+        }
+    });
+    CHECK(with == 3);
+    CHECK(without == 1);
+
+    // In the lexical index (the word is in no file) and in the vector index (hashing
+    // vectors: the chunks of the words "globex corporation" rank first).
+    EngineQuery q;
+    q.k = 10;
+    q.check_sources = false;
+    for (auto mode : {SearchMode::bm25, SearchMode::vector}) {
+        q.mode = mode;
+        const auto r = e.search("Globex Corporation", q).results;
+        REQUIRE(r.size() >= 3);
+        std::set<std::string> top;
+        for (std::size_t i = 0; i < 3; ++i) top.insert(r[i].document->id);
+        CHECK(top == std::set<std::string>{"contracts/mx200.md:1", "contracts/mx200.md:5", "contracts/press.md:1"});
+        if (mode == SearchMode::bm25) CHECK(r.size() == 3);
+    }
+
+    // The evidence names the source's context above its quoted text.
+    AnswerOptions ao;
+    ao.min_confidence = 0;
+    ao.evidence.reopen = "call the get tool.";
+    q.mode = SearchMode::bm25;
+    const auto a = e.answer("Globex notice period", q, ao);
+    REQUIRE(a.answered);
+    REQUIRE(a.evidence);
+    REQUIRE_FALSE(a.evidence->sources.empty());
+    CHECK(a.evidence->sources[0].location == "contracts/mx200.md:1");
+    CHECK(a.evidence->sources[0].context == "maintenance agreements of Globex Corporation");
+    CHECK(a.evidence->sources[0].text.find("Globex") == std::string::npos);
+    const std::string prompt = a.evidence->render();
+    CHECK(prompt.find("contracts/mx200.md:1, Notice period\nContext: maintenance agreements of Globex Corporation\n<<<SOURCE 1") !=
+          std::string::npos);
+    CHECK(prompt.find("\nTo read more of a source than its passage, or its file as it reads now, call the get tool.\n") !=
+          std::string::npos);
+
+    // Saved and opened: the rules and the walk options come back.
+    const fs::path out = tmp.path / "idx";
+    (void)e.save(out);
+    {
+        const auto o = Engine::open(out);
+        CHECK(o.contexts() == e.contexts());
+        CHECK(o.contexts().rules()[0].origin == ".ragpp-contexts:1");
+        CHECK(chunk_texts(o) == chunk_texts(e));
+    }
+
+    auto fresh = [&] { return chunk_texts(Engine::build(corpus.path, test_config())); };
+    // Another description for contracts, a new one for guide: every file re-read for its
+    // contexts alone, and the chunks equal a fresh build's.
+    write_file(corpus.path / ".ragpp-contexts", "contracts/: maintenance agreements of Initech\nguide/: the user guide\n", 5);
+    const auto p = e.pending(corpus.path);  // what the sync will do, without doing it
+    CHECK(p.changed == 3);
+    CHECK(p.contexts == 3);
+    CHECK(p.unchanged == 0);
+    CHECK(e.contexts().rules()[0].text == "maintenance agreements of Globex Corporation");
+    auto c = e.sync(corpus.path);
+    CHECK(c.changed == 3);
+    CHECK(c.contexts == 3);
+    CHECK(c.unchanged == 0);
+    CHECK(chunk_texts(e) == fresh());
+    CHECK(chunk_texts(e).at("guide/install.md:1").find("\nthe user guide\n") != std::string::npos);
+    // A comment changes no file's contexts: nothing re-read, the new rules kept.
+    write_file(corpus.path / ".ragpp-contexts",
+               "# rules\ncontracts/: maintenance agreements of Initech\nguide/: the user guide\n", 6);
+    c = e.sync(corpus.path);
+    CHECK(c.changed == 0);
+    CHECK(c.unchanged == 3);
+    CHECK(e.contexts().rules()[0].origin == ".ragpp-contexts:2");
+    // One folder's description: its file only.
+    write_file(corpus.path / ".ragpp-contexts",
+               "contracts/: maintenance agreements of Initech\nguide/: the user guide of the plant\n", 7);
+    c = e.sync(corpus.path);
+    CHECK(c.changed == 1);
+    CHECK(c.contexts == 1);
+    CHECK(c.unchanged == 2);
+    CHECK(chunk_texts(e) == fresh());
+    // A contexts file named besides the root's: its rules after the root's.
+    write_file(tmp.path / "more.ctx", "contracts/press.md: the press line\n", 8);
+    CorpusOptions co;
+    co.contexts_file = (tmp.path / "more.ctx").string();
+    c = e.sync(corpus.path, co);
+    CHECK(c.changed == 1);
+    e.for_each_chunk([&](const Document& d) {
+        if (d.id == "contracts/press.md:1")
+            CHECK(std::get<std::string>(d.metadata.at("context")) == "maintenance agreements of Initech\nthe press line");
+    });
+    // The root's file gone: its rules go, and the named file's stay.
+    fs::remove(corpus.path / ".ragpp-contexts");
+    c = e.sync(corpus.path, co);
+    CHECK(c.changed == 3);
+    CHECK(e.contexts().rules().size() == 1);
+    // A malformed rule: refused naming its line, the engine unchanged.
+    const auto before = chunk_texts(e);
+    write_file(corpus.path / ".ragpp-contexts", "contracts/: fine\nguide the guide\n", 9);
+    CHECK_THROWS_WITH(e.sync(corpus.path, co), Catch::Contains(".ragpp-contexts:2: expected 'PATTERN: description'"));
+    CHECK(chunk_texts(e) == before);
+    // Contexts are for a folder of files.
+    write_file(tmp.path / "docs.jsonl", "{\"id\": \"a\", \"text\": \"alpha\"}\n", 10);
+    CHECK_THROWS_WITH(Engine::build(tmp.path / "docs.jsonl", test_config(), co),
+                      Catch::Contains("contexts (a contexts file, a context command) apply to a folder of files"));
+}
+
+TEST_CASE("context command: one line per chunk, asked once per chunk content, kept across updates and rebuilds",
+          "[engine][contexts]") {
+    ragpp_test::TempDir corpus, tmp;
+    write_context_corpus(corpus.path);
+    const fs::path counter = tmp.path / "asked";
+    // The chunk's first line, read from the JSON on stdin; one line appended to `counter` per call.
+    const std::string command = "echo . >> '" + counter.string() +
+                                "'; sed -n 's/.*\"first_line\":\\([0-9]*\\).*\"source\":\"\\([^\"]*\\)\".*/line \\1 of \\2/p'";
+    auto asked = [&] {
+        std::ifstream in(counter);
+        std::size_t n = 0;
+        for (std::string l; std::getline(in, l);) ++n;
+        return n;
+    };
+    const fs::path out = tmp.path / "idx";
+    auto o = folder_options();
+    o.context_command = command;
+    auto r = index_folder(corpus.path, out, o);
+    CHECK(r.counts.chunks == 4);
+    CHECK(asked() == 4);
+    auto check_answers = [&](std::size_t chunks) {
+        const auto e = Engine::open(out);
+        CHECK(e.corpus_options().context_command == command);
+        std::size_t n = 0;
+        e.for_each_chunk([&](const Document& d) {
+            const auto first = std::get<double>(d.metadata.at("first_line"));
+            const std::string source = std::get<std::string>(d.metadata.at("source"));
+            const std::string want = "line " + std::to_string(static_cast<int>(first)) + " of " + source;
+            CHECK(std::get<std::string>(d.metadata.at("context")) == want);
+            CHECK(text_lines(d.text).at(1) == want);
+            ++n;
+        });
+        CHECK(n == chunks);
+        CHECK(e.context_answers().size() == chunks);
+    };
+    check_answers(4);
+
+    // An update without the option keeps the index's command; an edited file's chunks are
+    // asked about, the others' answers kept.
+    write_file(corpus.path / "guide/install.md", "# Install\n\nRun the new installer.\n\n# Remove\n\nDelete it.\n", 20);
+    auto keep = folder_options();
+    r = index_folder(corpus.path, out, keep);
+    CHECK(r.action == IndexAction::updated);
+    CHECK(r.counts.changed == 1);
+    CHECK(asked() == 4 + 2);  // guide/install.md now has two sections
+    check_answers(5);
+    // Nothing changed: nothing asked, and the watcher's step does nothing.
+    r = index_folder(corpus.path, out, keep);
+    CHECK(asked() == 6);
+    CHECK_FALSE(update_if_pending(Engine::open(out), out).has_value());
+    // The watcher's step after an edit: an update with the index's own command.
+    write_file(corpus.path / "contracts/press.md", "# Scope\n\nCovers the hydraulic press, its tooling and dies.\n", 22);
+    {
+        const auto step = update_if_pending(Engine::open(out), out);
+        REQUIRE(step.has_value());
+        CHECK(step->action == IndexAction::updated);
+        CHECK(step->counts.changed == 1);
+        CHECK(asked() == 7);
+        check_answers(5);
+    }
+    // A rebuild for another setting asks about no chunk it has seen.
+    auto other = folder_options();
+    other.settings.delta = 1.0;
+    r = index_folder(corpus.path, out, other);
+    CHECK(r.action == IndexAction::rebuilt_settings);
+    CHECK(asked() == 7);
+    {
+        const auto e = Engine::open(out);
+        e.for_each_chunk([&](const Document& d) { CHECK(d.metadata.contains("context")); });
+    }
+
+    // A command that fails, or takes too long: the run stops naming the chunk, nothing is
+    // committed, and the engine (or folder) keeps its generation.
+    const auto generation = current_generation(out);
+    write_file(corpus.path / "contracts/press.md", "# Scope\n\nCovers the press only.\n", 21);
+    auto failing = folder_options();
+    failing.settings.delta = 1.0;
+    failing.context_command = "cat > /dev/null; echo 'model offline' >&2; exit 3";
+    CHECK_THROWS_WITH(index_folder(corpus.path, out, failing),
+                      Catch::Contains("for 'contracts/mx200.md:1' failed (exit status 3): model offline"));
+    CHECK(current_generation(out) == generation);
+    auto slow = failing;
+    slow.context_command = "sleep 5";
+    slow.context_timeout = 0.3;
+    const auto t0 = std::chrono::steady_clock::now();
+    CHECK_THROWS_WITH(index_folder(corpus.path, out, slow), Catch::Contains("did not answer within 0.3 s"));
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4));
+    CHECK(current_generation(out) == generation);
+    auto e = Engine::open(out, 0, OpenOptions{.mmap = false, .verify = true});
+    const auto before = chunk_texts(e);
+    CorpusOptions co;
+    co.context_command = *failing.context_command;
+    CHECK_THROWS_AS(e.sync(corpus.path, co), IoError);
+    CHECK(chunk_texts(e) == before);
+
+    // Stopping the command: every file re-read without its answers.
+    auto none = folder_options();
+    none.settings.delta = 1.0;
+    none.context_command = "";
+    r = index_folder(corpus.path, out, none);
+    CHECK(r.counts.changed == 3);
+    CHECK(r.counts.contexts == 2);  // press.md changed for its content too
+    {
+        const auto e2 = Engine::open(out);
+        e2.for_each_chunk([&](const Document& d) { CHECK_FALSE(d.metadata.contains("context")); });
+        CHECK(e2.context_answers().empty());
+    }
+}

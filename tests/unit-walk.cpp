@@ -12,12 +12,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <ragpp/io/contexts.hpp>
 #include <ragpp/io/corpus.hpp>
 #include <ragpp/io/ignore.hpp>
 
 #include "support.hpp"
 
 namespace fs = std::filesystem;
+using ragpp::FolderContexts;
 using ragpp::IgnoreFile;
 using ragpp::IgnoreStack;
 using ragpp::SkipReason;
@@ -289,4 +291,81 @@ TEST_CASE("walk: ignore rules agree with git ls-files on generated trees", "[wal
         INFO("seed " << seed << "\n" << rules_text);
         CHECK(ours == git);
     }
+}
+
+// Folder contexts (io/contexts.hpp): which descriptions apply to which file, by hand.
+TEST_CASE("contexts: rules parsed, and the descriptions of each path by hand", "[walk][contexts]") {
+    const std::string text =
+        "# the plant's notes\n"
+        "\n"
+        "/: the engineering notes of ACME's plant in Lyon\n"
+        "contracts/: maintenance contracts of ACME, 2019-2026\n"
+        "  contracts/mx200.md :  the MX-200 press line contract  \r\n"
+        "**/drafts/\tdrafts, not approved\n"
+        "**/*.rst: generated API reference\n"
+        "guide: the user guide\n"
+        "./contracts/: maintenance contracts of ACME, 2019-2026\n";
+    const auto c = FolderContexts::parse(text, "ctx");
+    REQUIRE(c.rules().size() == 7);
+    CHECK(c.rules()[0].pattern.empty());
+    CHECK(c.rules()[0].origin == "ctx:3");
+    CHECK(c.rules()[1].pattern == "contracts");
+    CHECK(c.rules()[1].folders_only);
+    CHECK(c.rules()[2].pattern == "contracts/mx200.md");
+    CHECK_FALSE(c.rules()[2].folders_only);
+    CHECK(c.rules()[2].text == "the MX-200 press line contract");
+    CHECK(c.rules()[3].pattern == "**/drafts");
+    CHECK(c.rules()[3].text == "drafts, not approved");
+    CHECK(c.rules()[6].origin == "ctx:9");
+
+    using V = std::vector<std::string>;
+    const std::string all = "the engineering notes of ACME's plant in Lyon", acme = "maintenance contracts of ACME, 2019-2026";
+    // Rule order, each description once (rule 7 repeats rule 2).
+    CHECK(c.for_path("contracts/mx200.md") == V{all, acme, "the MX-200 press line contract"});
+    CHECK(c.for_path("contracts/old/mx100.md") == V{all, acme});
+    CHECK(c.for_path("contracts.md") == V{all});
+    // Anchored at the root: a deeper folder named contracts is not "contracts/".
+    CHECK(c.for_path("archive/contracts/x.md") == V{all});
+    // "**/drafts/": a drafts folder at any depth, never a file named drafts.
+    CHECK(c.for_path("drafts/a.md") == V{all, "drafts, not approved"});
+    CHECK(c.for_path("guide/drafts/b.md") == V{all, "drafts, not approved", "the user guide"});
+    CHECK(c.for_path("notes/drafts") == V{all});
+    // A pattern without a trailing '/' matches a file or a folder of that path.
+    CHECK(c.for_path("guide") == V{all, "the user guide"});
+    CHECK(c.for_path("guide/install.md") == V{all, "the user guide"});
+    CHECK(c.for_path("guidebook/x.md") == V{all});
+    CHECK(c.for_path("api.rst") == V{all, "generated API reference"});
+    CHECK(c.for_path("ref/api/v2.rst") == V{all, "generated API reference"});
+    CHECK(c.text_for("contracts/old/mx100.md") == all + "\n" + acme);
+    CHECK(FolderContexts::parse("# only a comment\n", "x").for_path("a.md").empty());
+    CHECK(FolderContexts::parse("", "x").empty());
+
+    // Equality is of the rules, not of where they were written.
+    CHECK(FolderContexts::parse("a/: x\n", "one") == FolderContexts::parse("\n\na/: x", "two"));
+    CHECK_FALSE(FolderContexts::parse("a/: x\n", "one") == FolderContexts::parse("a: x", "one"));
+}
+
+TEST_CASE("contexts: a line that is not a rule is refused, naming file and line", "[walk][contexts]") {
+    auto refused = [](const std::string& text, const std::string& says) {
+        try {
+            (void)FolderContexts::parse(text, "dir/.ragpp-contexts");
+            FAIL("accepted: " << text);
+        } catch (const ragpp::InvalidArgument& e) {
+            const std::string m = e.what();
+            CHECK(m.find(says) != std::string::npos);
+            CHECK(m.find("dir/.ragpp-contexts:2") != std::string::npos);
+        }
+    };
+    refused("a/: fine\ncontracts/ maintenance\n", "expected 'PATTERN: description'");
+    refused("a/: fine\ncontracts/:\n", "expected 'PATTERN: description'");
+    refused("a/: fine\ncontracts/:   \n", "expected 'PATTERN: description'");
+    refused("a/: fine\n: text\n", "the pattern is empty");
+    refused("a/: fine\n../x/: text\n", "'..' component");
+    refused("a/: fine\na/./b: text\n", "'.' component");
+    refused("a/: fine\n//x: text\n", "not a path relative to the corpus root");
+    refused("a/: fine\nx: " + std::string(ragpp::max_context_bytes + 1, 'w') + "\n", "more than 500");
+    refused("a/: fine\nx: a\x01z\n", "control character");
+    refused("a/: fine\nx: caf\xc3\n", "not valid UTF-8");
+    // At the limit, accepted.
+    CHECK(FolderContexts::parse("x: " + std::string(ragpp::max_context_bytes, 'w'), "f").rules().size() == 1);
 }

@@ -69,6 +69,7 @@
 #include <ragpp/eval/significance.hpp>
 
 #include <ragpp/io/beir.hpp>
+#include <ragpp/io/contexts.hpp>
 #include <ragpp/io/corpus.hpp>
 #include <ragpp/io/generations.hpp>
 #include <ragpp/io/ignore.hpp>

@@ -58,6 +58,7 @@ int run_ask(cli::ArgParser& p) {
     rq.search.check_sources = cli::check_sources(p);
     rq.search.settings = settings;
     rq.answer = ao;
+    rq.reopen = "run `ragpp get " + cli::shell_word(p.get("DIR")) + " PATH:LINE` with the path:line of its citation.";
     return cli::print_reply(cli::ask(engine, rq), p.has("json"));
 }
 

@@ -18,6 +18,7 @@ int run_index(cli::ArgParser& p) {
     options.threads = p.count("threads");
     const auto corpus_settings = cli::corpus_options(p);
     options.corpus = corpus_settings.options;
+    cli::apply_context_options(p, options);
     const std::string corpus = p.get("CORPUS"), out = p.get("out");
     options.decided = [&](const ragpp::IndexFolderReport& r) {
         if (r.action == ragpp::IndexAction::rebuilt_unreadable)
@@ -28,8 +29,11 @@ int run_index(cli::ArgParser& p) {
                          cli::printable(out).c_str(), cli::printable(r.reason).c_str());
     };
     const auto r = cli::index_folder(corpus, out, options, corpus_settings.verbose, progress);
+    for (const auto& rule : r.unused_context_rules)
+        std::fprintf(stderr, "note: the context rule %s applies to no file\n", cli::printable(rule).c_str());
     if (r.action == ragpp::IndexAction::updated)
-        std::printf("%zu added, %zu changed, %zu removed, %zu unchanged\n", r.counts.added, r.counts.changed,
+        std::printf("%zu added, %zu changed%s, %zu removed, %zu unchanged\n", r.counts.added, r.counts.changed,
+                    r.counts.contexts ? (" (" + std::to_string(r.counts.contexts) + " for their contexts)").c_str() : "",
                     r.counts.removed, r.counts.unchanged);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // A folder of files, or one .jsonl / BEIR corpus of documents.

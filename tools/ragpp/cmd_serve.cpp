@@ -99,7 +99,8 @@ public:
         });
         server.Post("/ask", [this](const httplib::Request& req, httplib::Response& res) {
             guarded(res, [&] {
-                const auto rq = cli::ask_request(parse_body(req), reader(req), "field");
+                auto rq = cli::ask_request(parse_body(req), reader(req), "field");
+                rq.reopen = "ask GET /get?source=PATH:LINE with the path:line of its citation.";
                 reply(res, cli::ask(*slot_.current(), rq));
             });
         });
@@ -227,6 +228,8 @@ int run_serve(cli::ArgParser& p) {
     const std::size_t threads = p.count("threads");
     if (threads == 0) throw cli::UsageError("--threads must be >= 1");
     const std::size_t max_body = p.count("max-body");
+    const bool watch = p.has("watch");
+    const auto interval = std::chrono::milliseconds(static_cast<long long>(p.number("watch-interval") * 1000));
     const auto tokens = p.has("tokens") ? read_tokens(p.get("tokens")) : std::map<std::string, std::vector<std::string>>{};
 
     // SIGTERM and SIGINT are taken by a thread of their own (sigwait), blocked in every
@@ -238,6 +241,9 @@ int run_serve(cli::ArgParser& p) {
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
     cli::EngineSlot slot(p.get("DIR"), 1);
+    if (watch && slot.current()->corpus_kind() != "folder")
+        throw cli::UsageError("--watch re-indexes a folder of files; '" + p.get("DIR") + "' is the index of a " +
+                              slot.current()->corpus_kind() + " corpus");
     Service service(slot, tokens);
     httplib::Server server;
     service.install(server);
@@ -263,6 +269,9 @@ int run_serve(cli::ArgParser& p) {
                  bind.c_str(), bound, threads,
                  loopback ? "loopback only: --bind 0.0.0.0 serves other machines"
                           : "reachable from other machines: use --tokens, and TLS in front of it");
+    if (watch)
+        std::fprintf(stderr, "ragpp serve: watching %s every %g s\n", cli::printable(slot.current()->corpus_root().string()).c_str(),
+                     p.number("watch-interval"));
 
     std::mutex m;
     std::condition_variable cv;
@@ -276,6 +285,34 @@ int run_serve(cli::ArgParser& p) {
             lock.lock();
         }
     });
+    // --watch: the corpus is looked at every interval; when a file was added, edited
+    // (or its contexts) or deleted, a new generation is committed here (the
+    // library's update_if_pending: the index's own settings, walk options and contexts),
+    // which the watcher above then swaps in. A failure (another ragpp index holding the
+    // folder, an unreadable file) is said once and retried at the next look.
+    std::thread indexer;
+    if (watch)
+        indexer = std::thread([&] {
+            std::string last_error;
+            std::unique_lock lock(m);
+            while (!cv.wait_for(lock, interval, [&] { return done; })) {
+                lock.unlock();
+                try {
+                    if (const auto r = slot.current()->update_if_pending(slot.dir())) {
+                        std::fprintf(stderr, "ragpp serve: re-indexed: %zu added, %zu changed, %zu removed: generation %llu\n",
+                                         r->counts.added, r->counts.changed, r->counts.removed,
+                                         static_cast<unsigned long long>(r->generation));
+                        slot.refresh();
+                    }
+                    last_error.clear();
+                } catch (const std::exception& e) {
+                    if (e.what() != last_error)
+                        std::fprintf(stderr, "ragpp serve: --watch: %s (trying again)\n", cli::printable(e.what()).c_str());
+                    last_error = e.what();
+                }
+                lock.lock();
+            }
+        });
     std::thread stopper([&] {
         int sig = 0;
         sigwait(&stop_signals, &sig);
@@ -289,6 +326,7 @@ int run_serve(cli::ArgParser& p) {
     }
     cv.notify_all();
     watcher.join();
+    if (indexer.joinable()) indexer.join();
     if (stopper.joinable()) {
         pthread_kill(stopper.native_handle(), SIGTERM);  // wakes its sigwait when listen ended on its own
         stopper.join();
@@ -307,11 +345,15 @@ const cli::Register reg{
                      "bearer tokens: lines TOKEN<TAB>group,group (a token of 16 characters or more); a request "
                      "without a token reads unlabelled documents only, one with an unknown token gets 401")
              .option("threads", "N", "requests served at once", "8")
-             .option("max-body", "BYTES", "the largest request body (413 beyond)", "1048576");
+             .option("max-body", "BYTES", "the largest request body (413 beyond)", "1048576")
+             .flag("watch",
+                   "re-index the corpus when its files change (added, edited, deleted; or its contexts), with the "
+                   "index's own settings, and serve the new generation")
+             .option("watch-interval", "S", "with --watch: seconds between two looks at the corpus", "2");
          p.epilog("POST /search {query, k?, mode?, filter?} and POST /ask {question, passages?, budget?, mode?, "
                   "filter?} answer with the JSON of ragpp search --json and ragpp ask --json; GET "
                   "/get?source=PATH:LINE[&lines=A-B]; GET /health; POST /mcp: the MCP tools over Streamable HTTP. "
-                  "A generation committed by ragpp index is used without a restart. SIGTERM finishes the requests "
+                  "A generation committed by ragpp index (or by --watch) is used without a restart. SIGTERM finishes the requests "
                   "in flight and exits. docs/http.md has a transcript.");
      },
      run_serve}};

@@ -307,7 +307,25 @@ void declare_corpus_options(ArgParser& p) {
         .flag("skip-unreadable", "skip unreadable files and folders with a note (an error otherwise)")
         .flag("hidden", "walk hidden files and folders too (a name starting with '.'; .git never)")
         .flag("no-ignore", "do not read .gitignore, .ignore and .ragppignore files")
-        .flag("verbose", "list every file and folder the walk skipped, with the reason");
+        .flag("verbose", "list every file and folder the walk skipped, with the reason")
+        .option("contexts", "FILE",
+                "a contexts file: lines 'PATTERN: description' whose description is added before each chunk of the "
+                "files the pattern matches (besides the corpus root's .ragpp-contexts; docs/contexts.md); none: no file")
+        .option("context-command", "CMD",
+                "a shell command asked for one line of context per chunk (a JSON object of the document and the chunk "
+                "on its stdin); answers are kept in the index and asked again only for new chunks; none: no command")
+        .option("context-timeout", "S", "seconds the context command may take for one chunk", "60");
+}
+
+namespace {
+/// An option's value, "none" as "".
+std::string unless_none(const std::string& v) { return v == "none" ? std::string() : v; }
+}  // namespace
+
+void apply_context_options(const ArgParser& p, ragpp::IndexFolderOptions& o) {
+    if (p.given("contexts")) o.contexts_file = unless_none(p.get("contexts"));
+    if (p.given("context-command")) o.context_command = unless_none(p.get("context-command"));
+    if (p.given("context-timeout")) o.context_timeout = p.number("context-timeout");
 }
 
 CorpusSettings corpus_options(const ArgParser& p) {
@@ -316,6 +334,9 @@ CorpusSettings corpus_options(const ArgParser& p) {
     s.options.skip_unreadable = p.has("skip-unreadable");
     s.options.hidden = p.has("hidden");
     s.options.ignore_files = !p.has("no-ignore");
+    if (p.given("contexts")) s.options.contexts_file = unless_none(p.get("contexts"));
+    if (p.given("context-command")) s.options.context_command = unless_none(p.get("context-command"));
+    s.options.context_timeout = p.number("context-timeout");
     s.verbose = p.has("verbose");
     return s;
 }
@@ -439,6 +460,10 @@ std::string Engine::filter_hint(const std::vector<std::string>& filters, const r
     return impl_->engine.filter_hint(filters, reader);
 }
 std::filesystem::path Engine::corpus_root() const { return impl_->engine.corpus_root(); }
+std::string Engine::corpus_kind() const { return impl_->engine.corpus_kind(); }
+std::optional<ragpp::IndexFolderReport> Engine::update_if_pending(const std::filesystem::path& dir) const {
+    return ragpp::update_if_pending(impl_->engine, dir, 1);
+}
 const EngineConfig& Engine::config() const { return impl_->engine.config(); }
 std::size_t Engine::size() const { return impl_->engine.size(); }
 std::size_t Engine::source_count() const { return impl_->engine.documents().source_count(); }

@@ -70,9 +70,12 @@ struct CorpusSettings {
     ragpp::CorpusOptions options;
     bool verbose = false;
 };
-/// --follow-symlinks, --skip-unreadable, --hidden, --no-ignore and --verbose (index, eval).
+/// --follow-symlinks, --skip-unreadable, --hidden, --no-ignore, --verbose and the context
+/// options (index, eval).
 void declare_corpus_options(ArgParser& p);
 CorpusSettings corpus_options(const ArgParser& p);
+/// --contexts, --context-command and --context-timeout as given (unset: the index's) for index.
+void apply_context_options(const ArgParser& p, ragpp::IndexFolderOptions& o);
 /// The scan's notes and one warning per stale source, on stderr.
 void print_notes(const std::vector<std::string>& notes);
 void warn_stale(const std::vector<std::string>& stale_sources);
@@ -131,6 +134,8 @@ public:
     /// ragpp::Engine::filter_hint and corpus_root.
     [[nodiscard]] std::string filter_hint(const std::vector<std::string>& filters, const ragpp::Principal& reader) const;
     [[nodiscard]] std::filesystem::path corpus_root() const;
+    /// "folder", "jsonl" or "beir" (ragpp::Engine::corpus_kind).
+    [[nodiscard]] std::string corpus_kind() const;
     [[nodiscard]] const EngineConfig& config() const;
     /// Chunks, and source files.
     [[nodiscard]] std::size_t size() const;
@@ -140,6 +145,9 @@ public:
     /// ragpp::Engine::reopen (ragpp get) and ragpp::Engine::status.
     [[nodiscard]] ragpp::SourceText reopen(const std::string& spec, const ragpp::Principal& reader) const;
     [[nodiscard]] ragpp::IndexStatus status(const ragpp::Principal& reader) const;
+    /// ragpp::update_if_pending: re-indexes the folder `dir` this engine was opened from
+    /// when its corpus changed (ragpp serve --watch).
+    [[nodiscard]] std::optional<ragpp::IndexFolderReport> update_if_pending(const std::filesystem::path& dir) const;
 
     struct Impl;
 

@@ -170,6 +170,8 @@ const std::map<std::string, Limit>& option_limits() {
         {"min-confidence", {0, 1}},
         {"relative-floor", {0, 1}},
         {"target-precision", {0, 1, true}},
+        {"context-timeout", {0, 86400, true}},
+        {"watch-interval", {0.05, 3600}},
     };
     return limits;
 }

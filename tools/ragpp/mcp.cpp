@@ -163,7 +163,9 @@ private:
             if (name == "search") {
                 reply = cli::search(*engine, search_request(args, 100, reader_, "argument"));
             } else if (name == "ask") {
-                reply = cli::ask(*engine, ask_request(args, reader_, "argument"));
+                auto rq = ask_request(args, reader_, "argument");
+                rq.reopen = "call the get tool with the path:line of its citation.";
+                reply = cli::ask(*engine, rq);
             } else if (name == "get") {
                 const std::string spec = get_request(args, "argument");
                 reply = cli::get(*engine, spec, reader_);

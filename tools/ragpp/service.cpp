@@ -6,6 +6,8 @@
 #include <ragpp/filter/filter.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 
@@ -202,12 +204,26 @@ Reply search(const Engine& engine, const SearchRequest& rq) {
     return out;
 }
 
+std::string shell_word(const std::string& s) {
+    const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+        return std::isalnum(c) || (c != 0 && std::strchr("._/-+=:@,%", c) != nullptr);
+    });
+    if (plain) return s;
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
 Reply ask(const Engine& engine, const AskRequest& rq) {
     ragpp::SearchMode mode{};
     const ragpp::EngineQuery q = engine_query(engine, rq.search, mode);
     const std::string& question = rq.search.query;
     // The decision is the library's (ragpp::Engine::answer); this shapes it.
-    const auto a = engine.answer(question, q, rq.answer);
+    ragpp::AnswerOptions options = rq.answer;
+    if (!rq.reopen.empty() && engine.corpus_kind() == "folder" && options.evidence.reopen.empty() &&
+        options.evidence.instructions == ragpp::default_evidence_instructions)
+        options.evidence.reopen = rq.reopen;
+    const auto a = engine.answer(question, q, options);
     Reply out;
     stale_warnings(a.stale_sources, out);
     nlohmann::json& j = out.json;
@@ -259,6 +275,7 @@ Reply ask(const Engine& engine, const AskRequest& rq) {
                                                             std::find(f.sources.begin(), f.sources.end(), s.number) !=
                                                                 f.sources.end();
                                                  })},
+                           {"context", s.context},
                            {"text", s.text}});
     nlohmann::json flags = nlohmann::json::array();
     for (const auto& f : ev.flags)

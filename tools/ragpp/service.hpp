@@ -36,9 +36,16 @@ struct SearchRequest {
 };
 
 /// What ragpp ask is asked: the search (k = passages) and the answer stage.
+/// `s` as one word of a POSIX shell command: as is when it holds only letters, digits and
+/// ._/-+=:@,% (and is not empty), else in single quotes.
+std::string shell_word(const std::string& s);
+
 struct AskRequest {
     SearchRequest search;
     ragpp::AnswerOptions answer;
+    /// How this interface reopens a source, for the evidence (EvidenceOptions::reopen),
+    /// used when the index is of a folder of files and the instructions are the default.
+    std::string reopen;
 };
 
 /// A command's reply: `json` is what --json prints; `text` what the command prints on

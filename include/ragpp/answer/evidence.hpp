@@ -6,6 +6,7 @@
 //
 //   <<<EVIDENCE 5f1c0e9a2b7d>>>
 //   [1] contracts/mx200.md:3, Maintenance contract MX-200 > Notice period
+//   Context: maintenance contracts of ACME, 2019-2026     (when the source has one)
 //   <<<SOURCE 1 5f1c0e9a2b7d>>>
 //   > Either party may end the contract MX-200 with a notice period of three months,
 //   > sent by registered letter.
@@ -131,6 +132,11 @@ struct EvidenceOptions {
     NonceMode nonce_mode = NonceMode::random;
     /// A fixed nonce (tests); must be 8 to 64 characters of [0-9a-zA-Z]. Empty: nonce_mode.
     std::string nonce;
+    /// How the model may reopen a source (read more of it than its passage, or its file as
+    /// it reads now), ending a sentence that starts "To read more of a source than its
+    /// passage, or its file as it reads now, ": e.g. "call the get tool with the path:line
+    /// of its citation." Empty: the block says nothing of it.
+    std::string reopen;
 };
 
 /// One numbered source of the block.
@@ -148,6 +154,10 @@ struct EvidenceSource {
     /// The chunks gathered here, in text order; `expanded` marks those added as neighbours.
     std::vector<std::string> chunk_ids;
     std::vector<bool> expanded;
+    /// The source's context (metadata "context": the folder contexts and the context
+    /// command's line that were added before its chunks in the indexes, io/contexts.hpp),
+    /// neutralised, its lines joined by "; "; empty when it has none.
+    std::string context;
     /// The neutralised raw text (not quoted).
     std::string text;
     std::size_t tokens = 0;
@@ -179,6 +189,8 @@ struct Evidence {
     std::string question;
     std::vector<EvidenceSource> sources;
     std::vector<EvidenceFlag> flags;
+    /// EvidenceOptions::reopen.
+    std::string reopen;
     /// Chunk ids left out by the token budget.
     std::vector<std::string> omitted;
     std::size_t tokens = 0;
@@ -191,6 +203,7 @@ struct Evidence {
         for (const auto& s : sources) {
             const std::string n = std::to_string(s.number);
             out += "[" + n + "] " + s.citation + "\n";
+            if (!s.context.empty()) out += "Context: " + s.context + "\n";
             out += "<<<SOURCE " + n + " " + nonce + ">>>\n";
             std::size_t start = 0;
             while (start <= s.text.size()) {
@@ -210,6 +223,7 @@ struct Evidence {
             out += "\nNotes:\n";
             for (const auto& f : flags) out += "- " + f.message + "\n";
         }
+        if (!reopen.empty()) out += "\nTo read more of a source than its passage, or its file as it reads now, " + reopen + "\n";
         if (!question.empty()) out += "\nQuestion: " + question + "\n";
         return out;
     }
@@ -385,6 +399,16 @@ public:
                 if (auto it = first.metadata.find(f); it != first.metadata.end())
                     src.stamps[f] = neutralize(value_text(it->second), true);
             src.heading = heading_of(first);
+            if (const std::string* ctx = string_field(first.metadata, "context"); ctx && !ctx->empty()) {
+                std::string joined;
+                for (std::size_t b = 0; b <= ctx->size();) {
+                    std::size_t e = ctx->find('\n', b);
+                    if (e == std::string::npos) e = ctx->size();
+                    if (e > b) joined += (joined.empty() ? "" : "; ") + ctx->substr(b, e - b);
+                    b = e + 1;
+                }
+                src.context = neutralize(joined, true);
+            }
             if (auto hp = first.metadata.find("heading_path"); hp != first.metadata.end())
                 if (const auto* path = std::get_if<std::vector<std::string>>(&hp->second))
                     for (const auto& h : *path)
@@ -428,9 +452,10 @@ public:
         ev.nonce = choose_nonce(ev);
         if (!options_.nonce.empty())
             for (auto& s : ev.sources)
-                for (std::string* t : {&s.text, &s.citation})
+                for (std::string* t : {&s.text, &s.citation, &s.context})
                     for (std::size_t p; (p = t->find(ev.nonce)) != std::string::npos;) t->replace(p, ev.nonce.size(), "(nonce removed)");
         ev.instructions = options_.instructions;
+        ev.reopen = options_.reopen;
         for (std::size_t p; (p = ev.instructions.find("{nonce}")) != std::string::npos;)
             ev.instructions.replace(p, 7, ev.nonce);
         return ev;

@@ -248,6 +248,12 @@ struct EvaluationPipeline {
 /// What sync() did, in sources (files) and chunks.
 struct SyncCounts {
     std::size_t added = 0, changed = 0, removed = 0, unchanged = 0;
+    /// Among `changed`, the sources re-indexed only because their contexts changed (the
+    /// rules that apply to them, or the context command).
+    std::size_t contexts = 0;
+    /// Among `unchanged`, the sources whose record was refreshed (same content, another
+    /// modification time).
+    std::size_t touched = 0;
     /// Chunks and sources in the engine afterwards.
     std::size_t chunks = 0, sources = 0;
 };

@@ -111,6 +111,8 @@
 #include <ragpp/index/store.hpp>
 #include <ragpp/index/vector.hpp>
 #include <ragpp/io/beir.hpp>
+#include <ragpp/io/contexts.hpp>
+#include <ragpp/io/detail/subprocess.hpp>
 #include <ragpp/io/corpus.hpp>
 #include <ragpp/io/generations.hpp>
 #include <ragpp/io/metadata_json.hpp>
@@ -268,6 +270,12 @@ public:
     /// copied, until the update writes them) and, during the sync, that state twice.
     SyncCounts sync(const std::filesystem::path& corpus, const CorpusOptions& corpus_options = {},
                     const EngineProgress& progress = {});
+    /// What sync(corpus, corpus_options) would do, without doing it: the sources it would
+    /// add, re-read (content or contexts changed) and remove, and the touched ones whose
+    /// record it would refresh; chunks and sources as they are now. Reads the corpus's
+    /// names and sizes, and the content of files whose size is the same but mtime not.
+    /// InvalidArgument for a corpus of another kind than the engine's.
+    [[nodiscard]] SyncCounts pending(const std::filesystem::path& corpus, const CorpusOptions& corpus_options = {}) const;
 
     /// What `q.filter` and `q.filters` accept: their conjunction, each text parsed on its
     /// own (parse_filters); Filter::all() when there is none.
@@ -357,6 +365,8 @@ public:
     [[nodiscard]] const SourceManifest& manifest() const noexcept;
     /// The folder the sources are read from (for a single-file corpus: the file's folder).
     [[nodiscard]] const std::filesystem::path& corpus_root() const noexcept;
+    /// "folder" (a folder of files: sources reopen() reads), "jsonl" or "beir".
+    [[nodiscard]] const std::string& corpus_kind() const noexcept;
     /// Notes of the last corpus scan (skipped aliases, links, unreadable entries).
     [[nodiscard]] const std::vector<std::string>& notes() const noexcept;
     /// What the last build or sync left out of a folder corpus (CorpusScan::skipped),
@@ -367,6 +377,15 @@ public:
     [[nodiscard]] std::vector<std::pair<std::string, std::string>> locked_sources() const;
     /// The generation open() read (0 for an engine built in memory).
     [[nodiscard]] std::uint64_t generation() const noexcept;
+    /// The walk options and context settings of the last build or sync (saved with the
+    /// generation; known_contexts is null): what an update without other instructions
+    /// re-uses (index_folder, ragpp serve --watch).
+    [[nodiscard]] const CorpusOptions& corpus_options() const noexcept;
+    /// The folder-context rules the chunks were given (the root's .ragpp-contexts file's,
+    /// then CorpusOptions::contexts_file's; io/contexts.hpp).
+    [[nodiscard]] const FolderContexts& contexts() const noexcept;
+    /// What the context command answered for the chunks of this generation, by key.
+    [[nodiscard]] ContextAnswers context_answers() const;
 
     // --- settings <-> JSON (the info of a saved generation) ---
     [[nodiscard]] static nlohmann::json config_to_json(const EngineConfig& c);
@@ -385,6 +404,12 @@ private:
     static constexpr detail::BinaryFormat sources_format{"SRCCHUNK", 2, "source manifest", ""};
     static void write_sources(const std::filesystem::path& path, const SourceManifest& manifest);
     static SourceManifest read_sources(const std::filesystem::path& path, OpenOptions options);
+    // corpus.json (optional; absent in generations written before it: default walk, no
+    // contexts): {"format": "ragpp-corpus", "version": 1, "walk": {...}, "contexts":
+    // {"file", "command", "timeout", "rules": [{pattern, folders_only, text, origin}],
+    // "answers": {source: [[key hex, answer], ...]}}}.
+    void write_corpus_part(const std::filesystem::path& path) const;
+    void read_corpus_part(const std::filesystem::path& path);
 
     static RetrieverOptions retriever_options(const EngineConfig& c);
     static BM25Params bm25_params(const EngineConfig& c);

@@ -56,12 +56,20 @@ struct IndexSettings {
 };
 
 struct IndexFolderReport;
+class Engine;
 
 struct IndexFolderOptions {
     IndexSettings settings;
     CorpusOptions corpus;
     /// Build a new generation even when the current one could be updated.
     bool rebuild = false;
+    /// Contexts (io/contexts.hpp; CorpusOptions's fields of the same names, which these
+    /// replace): a contexts file read besides the corpus root's .ragpp-contexts ("":
+    /// none), a command asked for a line of context per chunk ("": none), its time limit
+    /// per chunk. Unset: the index's (recorded with each generation), else none. A
+    /// relative file is recorded absolute, so a later update from elsewhere reads it.
+    std::optional<std::string> contexts_file, context_command;
+    std::optional<double> context_timeout;
     /// Threads of a transformer embedder (0: every core); not an index setting.
     std::size_t threads = 0;
     /// Called with (stage, done, total) during the build or the update.
@@ -97,6 +105,10 @@ struct IndexFolderReport {
     std::vector<std::string> notes;
     std::vector<SkippedPath> skipped;
     std::vector<std::pair<std::string, std::string>> locked;
+    /// The context rules in force, and those that apply to no file of the corpus
+    /// (a misspelt path, most likely), as "origin: pattern".
+    std::size_t context_rules = 0;
+    std::vector<std::string> unused_context_rules;
 };
 
 /// The settings in which `a` and `b` differ, named as the tool's options ("embedder",
@@ -122,6 +134,16 @@ void check_index_settings(const EngineConfig& c);
 /// current generation.
 [[nodiscard]] IndexFolderReport index_folder(const std::filesystem::path& corpus, const std::filesystem::path& out,
                                              const IndexFolderOptions& options = {});
+
+/// One step of keeping an index folder up to date with its corpus (ragpp serve --watch):
+/// when `current`, an engine opened from `out`, is behind its corpus (Engine::pending
+/// with its own walk options and contexts: a source added, re-read or removed; a file
+/// only touched is no reason), index_folder(current.corpus_root(), out) with the index's own settings,
+/// walk options and contexts, and its report; else nothing is done (nullopt). A folder of
+/// files only (InvalidArgument otherwise). Throws what index_folder throws (another
+/// writer holding the folder's lock: an IoError; the caller retries later).
+[[nodiscard]] std::optional<IndexFolderReport> update_if_pending(const Engine& current, const std::filesystem::path& out,
+                                                                 std::size_t threads = 1);
 
 }  // namespace ragpp
 

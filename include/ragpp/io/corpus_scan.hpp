@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,20 @@ struct CorpusOptions {
     /// Honour .gitignore, .ignore and .ragppignore files (io/ignore.hpp) in the root and
     /// in every folder below it.
     bool ignore_files = true;
+
+    // Contexts (io/contexts.hpp), used by the Engine's build and sync of a folder of
+    // files (not by the walk): rules from the corpus root's .ragpp-contexts file, then
+    // from `contexts_file`; and a command asked for one line of context per chunk.
+    /// A contexts file read besides the root's .ragpp-contexts ("": none).
+    std::string contexts_file;
+    /// A shell command run for each chunk: a JSON object on its stdin (source, document,
+    /// chunk, heading_path, first_line, last_line), one line of context on its stdout ("": none).
+    std::string context_command;
+    /// Seconds the command may take for one chunk before it is killed and the run fails.
+    double context_timeout = 60;
+    /// Answers of the command known from an earlier generation (ContextAnswers), so a
+    /// rebuild asks only about chunks it has not seen; null: none.
+    std::shared_ptr<const std::map<std::uint64_t, std::string>> known_contexts;
 };
 
 /// Why the walk left a path out (SkippedPath::reason).

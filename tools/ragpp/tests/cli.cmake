@@ -700,6 +700,11 @@ add_test(NAME cli.get.scenario
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/get_scenario.sh $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-get)
 set_tests_properties(cli.get.scenario PROPERTIES PASS_REGULAR_EXPRESSION "get scenario: all steps passed")
 
+# Folder contexts and the context command through the binary (tests/contexts_scenario.sh).
+add_test(NAME cli.contexts.scenario
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/contexts_scenario.sh $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-contexts)
+set_tests_properties(cli.contexts.scenario PROPERTIES PASS_REGULAR_EXPRESSION "contexts scenario: all steps passed")
+
 # --- ragpp serve --------------------------------------------------------------------------
 # The HTTP service against clients we did not write (tests/serve_http.py: Python's
 # http.client and curl), on loopback, with bounded loops: the JSON of the commands, the
@@ -711,6 +716,11 @@ if(RAGPP_HTTPLIB_FOUND)
     add_test(NAME cli.serve.http COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/serve_http.py
              $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-serve)
     set_tests_properties(cli.serve.http PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "serve http: [0-9]+ checks passed")
+    # --watch: an added, edited and deleted file and a contexts rule served after the
+    # server's own re-index (tests/serve_watch.py), bounded polls.
+    add_test(NAME cli.serve.watch COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/serve_watch.py
+             $<TARGET_FILE:ragpp_cli> ${CMAKE_CURRENT_BINARY_DIR}/cli-serve-watch)
+    set_tests_properties(cli.serve.watch PROPERTIES TIMEOUT 300 PASS_REGULAR_EXPRESSION "serve watch: [0-9]+ checks passed")
   endif()
   ragpp_test(serve.help 0
     OUTPUT "usage: ragpp serve.*--tokens FILE"

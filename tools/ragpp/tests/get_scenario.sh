@@ -6,17 +6,7 @@ set -u
 ragpp=$1
 work=$2
 rm -rf "$work" && mkdir -p "$work/c/hr"
-fail() { echo "FAILED: $*"; exit 1; }
-# expect RC GREP ARGS...: runs ragpp ARGS, checks the exit status and that the merged output matches GREP.
-expect() {
-  local rc=$1 pattern=$2
-  shift 2
-  local out status
-  out=$("$ragpp" "$@" 2>&1)
-  status=$?
-  [ "$status" -eq "$rc" ] || fail "ragpp $* exited $status, not $rc: $out"
-  printf '%s' "$out" | grep -Pzq -- "$pattern" || fail "ragpp $*: output does not match '$pattern': $out"
-}
+source "$(dirname "$0")/expect.sh"
 printf '# Guide\r\n\r\nIntro line.\r\n\r\n## Reset\r\n\r\nHold the button.\r\nCount to five.\r\n' > "$work/c/guide.md"
 printf -- '---\ngroups: [hr]\n---\n# Pay\n\nSalaries are secret.\n' > "$work/c/hr/pay.md"
 "$ragpp" index "$work/c" --out "$work/i" > /dev/null 2>&1 || fail "ragpp index"

@@ -41,10 +41,14 @@ write('hr/pay.md', '---\ngroups: [hr]\n---\n# Pay\n\nSalaries of MX-200 engineer
 const run = (...args) => execFileSync(ragpp, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 run('index', corpus, '--out', index);
 
-// The nonce of the evidence is drawn at random per call: compare with it replaced.
+// The nonce of the evidence is drawn at random per call: compare with it replaced; and
+// the line telling the model how to reopen a source is each interface's own.
+const reopenLine = /To read more of a source than its passage, or its file as it reads now, [^\n]*/;
 const noNonce = (j) => {
   const s = JSON.stringify(j);
-  return j.evidence ? JSON.parse(s.split(j.evidence.nonce).join('NONCE')) : j;
+  const out = j.evidence ? JSON.parse(s.split(j.evidence.nonce).join('NONCE')) : j;
+  if (out.evidence) out.evidence.prompt = out.evidence.prompt.replace(reopenLine, 'REOPEN');
+  return out;
 };
 
 async function withClient(args, f) {
@@ -104,6 +108,8 @@ const text = (r) => r.content.map((c) => c.text).join('');
     assert.deepStrictEqual(noNonce(a.structuredContent),
       noNonce(JSON.parse(run('ask', index, 'How long to hold the MX-200 reset button?', '--json'))));
     check(text(a) === a.structuredContent.evidence.prompt, 'ask text is the evidence block');
+    check(text(a).includes('or its file as it reads now, call the get tool with the path:line of its citation.\n'),
+      'the evidence tells the model to reopen a source with the get tool');
     const no = await client.callTool({ name: 'ask', arguments: { question: 'What does the QUUXFROB widget do?' } });
     check(!no.isError && no.structuredContent.answered === false && text(no).startsWith('No answer'), 'ask refuses');
 

@@ -4,29 +4,21 @@ the JSON of the commands, tokens and groups, the client's mistakes (400, 401, 40
 get after a deletion (410), MCP over HTTP, concurrent requests while ragpp index commits
 generations (no request fails, the new generation is used), and SIGTERM.
 Usage: serve_http.py RAGPP WORK. Prints "serve http: N checks passed" when all passed."""
-import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_support import Served  # noqa: E402
+
 ragpp, work = sys.argv[1], sys.argv[2]
-corpus, index = os.path.join(work, "corpus"), os.path.join(work, "index")
-shutil.rmtree(work, ignore_errors=True)
-os.makedirs(os.path.join(corpus, "hr"))
-
-
-def write(rel, text):
-    with open(os.path.join(corpus, rel), "w", encoding="utf-8") as f:
-        f.write(text)
-
-
-def run(*args):
-    return subprocess.run([ragpp, *args], check=True, capture_output=True, text=True, timeout=60).stdout
-
+srv = Served(ragpp, work, ["hr"])
+corpus, index, write, run, check, request = srv.corpus, srv.index, srv.write, srv.run, srv.check, srv.request
 
 write("guide.md", "# Guide\n\nIntro line.\n\n## Reset\n\nHold the MX-200 reset button.\nCount to five.\n")
 write("ora.md", "# Errors\n\n## ORA-01555\n\nSnapshot too old: increase the undo retention.\n")
@@ -36,43 +28,19 @@ HR = "tok-hr-0123456789abcdef"
 with open(os.path.join(work, "tokens.tsv"), "w") as f:
     f.write("# token<TAB>groups\n" + HR + "\thr\n")
 
-server = subprocess.Popen([ragpp, "serve", index, "--port", "0", "--threads", "4", "--tokens",
-                           os.path.join(work, "tokens.tsv"), "--max-body", "100000"],
-                          stderr=subprocess.PIPE, text=True)
-first = server.stderr.readline()
-port = int(first.split("http://127.0.0.1:")[1].split(" ")[0])
-log = []
-threading.Thread(target=lambda: log.extend(server.stderr), daemon=True).start()
-checks = 0
-
-
-def check(cond, what):
-    global checks
-    if not cond:
-        server.kill()
-        print("FAILED:", what)
-        sys.exit(1)
-    checks += 1
-
-
-def request(method, path, body=None, token=None, headers=None, raw=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
-    h = dict(headers or {})
-    if token:
-        h["Authorization"] = "Bearer " + token
-    data = raw if raw is not None else (json.dumps(body) if body is not None else None)
-    if data is not None:
-        h["Content-Type"] = "application/json"
-    c.request(method, path, body=data, headers=h)
-    r = c.getresponse()
-    text = r.read().decode()
-    c.close()
-    return r.status, (json.loads(text) if text else None), r
+first = srv.start("--threads", "4", "--tokens", os.path.join(work, "tokens.tsv"), "--max-body", "100000")
+server, port, log = srv.server, srv.port, srv.log
 
 
 def no_nonce(j):
+    # The nonce is drawn per call, and the line telling the model how to reopen a source
+    # is each interface's own.
     s = json.dumps(j, sort_keys=True)
-    return json.loads(s.replace(j["evidence"]["nonce"], "NONCE")) if "evidence" in j else j
+    out = json.loads(s.replace(j["evidence"]["nonce"], "NONCE")) if "evidence" in j else j
+    if "evidence" in out:
+        out["evidence"]["prompt"] = re.sub(r"To read more of a source than its passage, or its file as it reads now, [^\n]*",
+                                           "REOPEN", out["evidence"]["prompt"])
+    return out
 
 
 check("loopback only" in first, "says it binds to loopback: " + first)
@@ -84,6 +52,8 @@ check(status == 200 and j == json.loads(run("search", index, "MX-200 reset", "--
 q = "How long to hold the MX-200 reset button?"
 status, j, _ = request("POST", "/ask", {"question": q})
 check(status == 200 and no_nonce(j) == no_nonce(json.loads(run("ask", index, q, "--json"))), "POST /ask is ragpp ask --json")
+check("or its file as it reads now, ask GET /get?source=PATH:LINE with the path:line of its citation.\n"
+      in j["evidence"]["prompt"], "the evidence tells the model to reopen a source with GET /get")
 status, j, _ = request("POST", "/ask", {"question": "What does the QUUXFROB widget do?"})
 check(status == 200 and j["answered"] is False and j["reasons"], "ask refuses, with reasons")
 
@@ -191,4 +161,4 @@ server.send_signal(signal.SIGTERM)
 rc = server.wait(timeout=20)
 check(rc == 0, f"SIGTERM: exit 0, not {rc}")
 check(any("SIGTERM" in l for l in log), "says it finishes the requests in flight")
-print(f"serve http: {checks} checks passed")
+print(f"serve http: {srv.checks} checks passed")

@@ -18,6 +18,10 @@ struct Engine::Impl {
     std::vector<std::string> notes;
     std::vector<SkippedPath> skipped;
     std::uint64_t generation = 0;
+    // Contexts (io/contexts.hpp): the rules the chunks were given, and per source the
+    // context command's answers for its chunks (key, answer), in chunk order.
+    FolderContexts contexts;
+    std::map<std::string, std::vector<std::pair<std::uint64_t, std::string>>> answers;
     // Rerankers; their term weights read the BM25 index of this Impl (heap-allocated, never moves).
     std::optional<ProximityReranker<AnyAnalyzer>> proximity;
     std::optional<SoftMatchReranker<AnyEmbedder, AnyAnalyzer>> soft;
@@ -40,6 +44,8 @@ struct Engine::Impl {
         c->notes = notes;
         c->skipped = skipped;
         c->generation = generation;
+        c->contexts = contexts;
+        c->answers = answers;
         {
             std::lock_guard lock(cross_mutex);
             c->cross = cross;
@@ -205,25 +211,127 @@ struct Engine::Impl {
                                "docs/persistence.md)");
     }
 
+    /// The context rules of a corpus rooted at `root`: its .ragpp-contexts file's, then
+    /// options.contexts_file's. NotFoundError for a contexts file named but absent,
+    /// InvalidArgument naming file:line for a line that is not a rule.
+    [[nodiscard]] static FolderContexts read_contexts(const std::filesystem::path& root, const CorpusOptions& options) {
+        namespace fs = std::filesystem;
+        FolderContexts rules;
+        std::error_code ec;
+        const fs::path own = root / std::string(contexts_file_name);
+        if (fs::is_regular_file(own, ec)) rules.append(FolderContexts::parse(detail::read_small_file(own), std::string(contexts_file_name)));
+        if (!options.contexts_file.empty()) {
+            if (!fs::is_regular_file(options.contexts_file, ec))
+                throw NotFoundError("contexts file '" + options.contexts_file + "' not found");
+            rules.append(FolderContexts::parse(detail::read_small_file(options.contexts_file), options.contexts_file));
+        }
+        return rules;
+    }
+
+    /// The key of a context command's answer: the command, the document's content hash,
+    /// the chunk's first line and its text (a chunk of a changed document is asked again:
+    /// its context may have changed with the document).
+    [[nodiscard]] static std::uint64_t context_key(const std::string& command, std::uint64_t document_hash,
+                                                   const Chunk& c) noexcept {
+        std::uint64_t h = detail::fnv1a64(command);
+        h = detail::fnv1a64(std::string_view("\0", 1), h);
+        h = detail::fnv1a64(&document_hash, sizeof document_hash, h);
+        const std::uint64_t line = c.first_line;
+        h = detail::fnv1a64(&line, sizeof line, h);
+        return detail::fnv1a64(c.raw, h);
+    }
+
+    /// The context command's answer for chunk `c` of `source`: its first non-empty line
+    /// of output, trimmed, control characters made spaces, cut at max_context_bytes (on a
+    /// character boundary). IoError naming the chunk when it fails, times out or writes
+    /// text that is not UTF-8.
+    [[nodiscard]] std::string ask_context_command(const Chunk& c, const Document& source) const {
+        const std::string& command = scan_options.context_command;
+        const nlohmann::json input{{"source", source.id},      {"document", source.text},
+                                   {"chunk", c.raw},           {"heading_path", c.heading_path},
+                                   {"first_line", c.first_line}, {"last_line", c.last_line}};
+        const double seconds = scan_options.context_timeout;
+        const auto out = detail::subprocess::run_shell(
+            command, input.dump() + "\n",
+            std::chrono::milliseconds(static_cast<long long>(std::max(0.001, seconds) * 1000)), 64 * 1024);
+        const std::string where = "context command '" + command + "' for '" + c.id + "'";
+        if (out.timed_out)
+        {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%g", seconds);
+            throw IoError(where + " did not answer within " + buf + " s (CorpusOptions::context_timeout, --context-timeout)");
+        }
+        if (out.status != 0) {
+            std::string err = out.err.substr(0, out.err.find('\n'));
+            throw IoError(where + " failed (exit status " + std::to_string(out.status) + ")" +
+                          (err.empty() ? std::string() : ": " + err));
+        }
+        std::string line;
+        for (std::size_t b = 0; b < out.out.size() && line.empty();) {
+            std::size_t e = out.out.find('\n', b);
+            if (e == std::string::npos) e = out.out.size();
+            line = out.out.substr(b, e - b);
+            for (char& ch : line)
+                if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = ' ';
+            const auto first = line.find_first_not_of(' ');
+            line = first == std::string::npos ? std::string() : line.substr(first, line.find_last_not_of(' ') - first + 1);
+            b = e + 1;
+        }
+        if (!text::is_valid_utf8(line)) throw IoError(where + " wrote text that is not valid UTF-8");
+        if (line.size() > max_context_bytes) {
+            std::size_t cut = max_context_bytes;
+            while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+            line.resize(cut);
+        }
+        return line;
+    }
+
     /// Chunks one file of a folder corpus into the engine; records it in the manifest.
     /// A file not UTF-8 past the walk's first 8 KiB is left out (and its old chunks
-    /// removed) as the walk leaves such a file out: false.
-    bool index_file(const SourceFile& f) {
+    /// removed) as the walk leaves such a file out: false. `known`: context command
+    /// answers by key (null when there is no command).
+    bool index_file(const SourceFile& f, const ContextAnswers* known = nullptr) {
         Document source{f.path, detail::read_small_file(f.absolute), {}};
         if (const auto bad = text::find_invalid_utf8(source.text); bad != source.text.size()) {
             skipped.push_back({f.path, SkipReason::not_utf8, false, detail::corpus::utf8_place(source.text, bad)});
             if (manifest.find(f.path)) {
                 docs->remove(f.path);
                 manifest.erase(f.path);
+                answers.erase(f.path);
             }
             return false;
         }
         const std::uint64_t hash = source_hash(source.text);
+        ChunkOptions chunking = docs->options().chunking;
+        const std::string folder = contexts.text_for(f.path);
+        const std::string& command = scan_options.context_command;
+        std::vector<std::string> chunk_contexts;  // per chunk, in order: what was added
+        std::vector<std::pair<std::uint64_t, std::string>> asked;
+        if (!folder.empty() || !command.empty())
+            chunking.context_hook = [&](const Chunk& c, const Document& src) {
+                std::string text = folder;
+                if (!command.empty()) {
+                    const std::uint64_t key = context_key(command, hash, c);
+                    const auto it = known ? known->find(key) : ContextAnswers::const_iterator{};
+                    std::string a = known && it != known->end() ? it->second : ask_context_command(c, src);
+                    asked.emplace_back(key, a);
+                    if (!a.empty()) text += (text.empty() ? "" : "\n") + a;
+                }
+                chunk_contexts.push_back(text);
+                return text;
+            };
         std::vector<Document> chunks;
-        for (const auto& chunk : chunk_document(source, docs->options().chunking))
-            chunks.push_back(document_with_raw_offset(chunk));  // the evidence quotes the raw span
+        const auto pieces = chunk_document(source, chunking);
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+            Document d = document_with_raw_offset(pieces[i]);  // the evidence quotes the raw span
+            if (i < chunk_contexts.size() && !chunk_contexts[i].empty() && !d.metadata.contains("context"))
+                d.metadata["context"] = chunk_contexts[i];
+            chunks.push_back(std::move(d));
+        }
         (void)docs->update_chunks(f.path, std::move(chunks));
         manifest.replace(make_source_record(f, hash, {}));
+        if (asked.empty()) answers.erase(f.path);
+        else answers[f.path] = std::move(asked);
         return true;
     }
 
@@ -268,6 +376,8 @@ struct Engine::Impl {
         bool single_fresh = false;  // single-file corpus: its source is unchanged
         CorpusScan scan;
         SourceDiff diff;
+        FolderContexts contexts;          // folder: the rules read now
+        std::size_t context_changed = 0;  // folder: files in diff.changed only for their contexts
         [[nodiscard]] bool nothing_to_index() const noexcept {
             if (!planned) return false;
             if (kind != "folder") return single_fresh;
@@ -306,12 +416,44 @@ struct Engine::Impl {
         if (p.kind == "folder") {
             p.scan = scan_corpus(p.root, options);
             p.diff = diff_sources(manifest, p.scan);
+            p.contexts = read_contexts(p.root, options);
+            // Files whose contexts changed (the rules that apply to them, or the command)
+            // are re-indexed though their content is the same.
+            const bool command_changed = options.context_command != scan_options.context_command;
+            if (command_changed || !(p.contexts == contexts)) {
+                std::vector<std::string> still;
+                for (const auto& path : p.diff.unchanged) {
+                    if (!command_changed && contexts.text_for(path) == p.contexts.text_for(path)) {
+                        still.push_back(path);
+                        continue;
+                    }
+                    const auto it = std::lower_bound(p.scan.files.begin(), p.scan.files.end(), path,
+                                                     [](const SourceFile& f, const std::string& x) { return f.path < x; });
+                    p.diff.changed.push_back(*it);
+                    ++p.context_changed;
+                    std::erase_if(p.diff.touched, [&](const SourceFile& f) { return f.path == path; });
+                }
+                if (p.context_changed) {
+                    p.diff.unchanged = std::move(still);
+                    std::sort(p.diff.changed.begin(), p.diff.changed.end(),
+                              [](const SourceFile& a, const SourceFile& b) { return a.path < b.path; });
+                }
+            }
         } else {
+            check_single_file_contexts(corpus, options);
             const SourceRecord* old = manifest.find(p.file.generic_string());
             p.single_fresh = old && check_source(p.root, *old) == Freshness::fresh;
         }
         p.planned = true;
         return p;
+    }
+
+    /// Contexts apply to a folder of files: asked for a single-file corpus, InvalidArgument.
+    static void check_single_file_contexts(const std::filesystem::path& corpus, const CorpusOptions& options) {
+        if (!options.contexts_file.empty() || !options.context_command.empty())
+            throw InvalidArgument("corpus '" + corpus.string() +
+                                  "' is a single file of documents: contexts (a contexts file, a context command) "
+                                  "apply to a folder of files");
     }
 
     /// Builds (counts == null) or syncs the engine from `corpus`. A build fills a fresh
@@ -339,6 +481,7 @@ struct Engine::Impl {
         SyncCounts local;
         SyncCounts& c = counts ? *counts : local;
         if (kind != "folder") {
+            check_single_file_contexts(corpus, scan_options);
             // A single-file corpus is one source: re-read whole when it changed.
             const fs::path abs = root / file;
             const std::int64_t scanned = detail::corpus::file_clock_now();
@@ -372,10 +515,20 @@ struct Engine::Impl {
             skipped = scan.skipped;
             if (scan.files.empty())
                 throw NotFoundError("no .md, .rst or .txt file under '" + corpus.string() + "'");
+            contexts = pl.planned ? pl.contexts : read_contexts(root, scan_options);
             const SourceDiff diff = pl.planned ? pl.diff : diff_sources(manifest, scan);
             for (const auto& path : diff.removed) {
                 docs->remove(path);
                 manifest.erase(path);
+                answers.erase(path);
+            }
+            // The context command's answers known: an earlier generation's (a rebuild's
+            // seed) and this one's, so only chunks not seen before are asked about.
+            ContextAnswers known;
+            if (!scan_options.context_command.empty()) {
+                if (scan_options.known_contexts) known = *scan_options.known_contexts;
+                for (const auto& [path, list] : answers)
+                    for (const auto& [key, a] : list) known.emplace(key, a);
             }
             std::size_t done = 0, left_added = 0, left_changed = 0;  // left out: not UTF-8
             const std::size_t todo = diff.added.size() + diff.changed.size();
@@ -383,7 +536,7 @@ struct Engine::Impl {
                 for (const auto& f : *list) {
                     bool indexed = false;
                     try {
-                        indexed = index_file(f);
+                        indexed = index_file(f, scan_options.context_command.empty() ? nullptr : &known);
                     } catch (const std::bad_alloc&) {  // the file's chunks were taken back
                         out_of_memory(f.path, f.size);
                     }
@@ -396,6 +549,8 @@ struct Engine::Impl {
             c.changed = diff.changed.size() - left_changed;
             c.removed = diff.removed.size() + left_changed;
             c.unchanged = diff.unchanged.size();
+            c.contexts = pl.planned ? pl.context_changed : 0;
+            c.touched = diff.touched.size();
         }
         c.chunks = docs->retriever().size();
         c.sources = docs->source_count();

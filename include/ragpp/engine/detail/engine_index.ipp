@@ -51,6 +51,7 @@ RAGPP_FUNC Engine Engine::build(const std::filesystem::path& corpus, EngineConfi
     Engine e(std::move(config));
     e.impl_->scan_options = corpus_options;
     e.impl_->load(corpus, progress, nullptr);
+    e.impl_->scan_options.known_contexts.reset();
     return e;
 }
 
@@ -90,6 +91,7 @@ RAGPP_FUNC std::uint64_t Engine::save(const std::filesystem::path& dir) const {
     r.store().save(w.path("documents.bin"));
     write_sources(w.path("sources.bin"), im.manifest);
     im.docs->save_parts(w.path("places.bin"), w.path("metadata.bin"));
+    write_corpus_part(w.path("corpus.json"));
     r.index<0>().save(w.path("bm25.idx"));
     r.index<1>().save(w.path("vector.idx"));
     const nlohmann::json info{{"format", "ragpp-index"},
@@ -114,11 +116,14 @@ RAGPP_FUNC SyncCounts Engine::sync(const std::filesystem::path& corpus, const Co
         if (plan.kind == "folder") {
             impl_->notes = std::move(plan.scan.notes);
             impl_->skipped = std::move(plan.scan.skipped);
+            impl_->contexts = std::move(plan.contexts);  // rules that changed no file's contexts
         }
         impl_->root = plan.root;
         impl_->scan_options = corpus_options;
+        impl_->scan_options.known_contexts.reset();
         SyncCounts counts;
         counts.unchanged = plan.kind == "folder" ? plan.diff.unchanged.size() : 1;
+        counts.touched = plan.diff.touched.size();
         counts.chunks = impl_->docs->retriever().size();
         counts.sources = impl_->docs->source_count();
         return counts;
@@ -127,8 +132,30 @@ RAGPP_FUNC SyncCounts Engine::sync(const std::filesystem::path& corpus, const Co
     next->scan_options = corpus_options;
     SyncCounts counts;
     next->load(corpus, progress, &counts, &plan);
+    next->scan_options.known_contexts.reset();
     impl_ = std::move(next);
     return counts;
+}
+
+RAGPP_FUNC SyncCounts Engine::pending(const std::filesystem::path& corpus, const CorpusOptions& corpus_options) const {
+    const Impl::Plan plan = impl_->plan(corpus, corpus_options);
+    if (plan.kind != impl_->kind)
+        throw InvalidArgument("corpus '" + corpus.string() + "' is a " + plan.kind + " corpus, the index was built from a " +
+                              impl_->kind + " corpus");
+    SyncCounts c;
+    if (plan.kind == "folder") {
+        c.added = plan.diff.added.size();
+        c.changed = plan.diff.changed.size();
+        c.removed = plan.diff.removed.size();
+        c.unchanged = plan.diff.unchanged.size();
+        c.contexts = plan.context_changed;
+        c.touched = plan.diff.touched.size();
+    } else {
+        (plan.single_fresh ? c.unchanged : c.changed) = 1;
+    }
+    c.chunks = impl_->docs->retriever().size();
+    c.sources = impl_->docs->source_count();
+    return c;
 }
 
 RAGPP_FUNC nlohmann::json Engine::config_to_json(const EngineConfig& c) {
@@ -266,12 +293,97 @@ RAGPP_FUNC Engine Engine::open_parts(const std::filesystem::path& dir, const Ope
                 if (!r.index<0>().contains(id)) throw disagree("bm25.idx", r.index<0>().size());
                 if (!r.index<1>().contains(id)) throw disagree("vector.idx", r.index<1>().size());
             }
+    {
+        std::error_code ec;
+        if (std::filesystem::exists(g.dir / "corpus.json", ec))
+            read_part("corpus.json", [&](const std::filesystem::path& p) {
+                e.read_corpus_part(p);
+                return 0;
+            });
+    }
     im.manifest = std::move(manifest);
     im.root = std::move(root);
     im.kind = std::move(kind);
     im.generation = g.generation;
     im.make_rerankers();
     return e;
+}
+
+RAGPP_FUNC void Engine::write_corpus_part(const std::filesystem::path& path) const {
+    const auto& im = *impl_;
+    const CorpusOptions& o = im.scan_options;
+    nlohmann::json rules = nlohmann::json::array();
+    for (const auto& r : im.contexts.rules())
+        rules.push_back({{"pattern", r.pattern}, {"folders_only", r.folders_only}, {"text", r.text}, {"origin", r.origin}});
+    nlohmann::json answers = nlohmann::json::object();
+    for (const auto& [source, list] : im.answers) {
+        auto& a = answers[source] = nlohmann::json::array();
+        for (const auto& [key, text] : list) a.push_back({detail::hex64(key), text});
+    }
+    const nlohmann::json j{{"format", "ragpp-corpus"},
+                           {"version", 1},
+                           {"walk",
+                            {{"extensions", o.extensions},
+                             {"follow_symlinks_outside", o.follow_symlinks_outside},
+                             {"skip_unreadable", o.skip_unreadable},
+                             {"hidden", o.hidden},
+                             {"ignore_files", o.ignore_files}}},
+                           {"contexts",
+                            {{"file", o.contexts_file},
+                             {"command", o.context_command},
+                             {"timeout", o.context_timeout},
+                             {"rules", rules},
+                             {"answers", answers}}}};
+    detail::write_whole_file(path, j.dump() + "\n", false);  // commit() syncs every part
+}
+
+RAGPP_FUNC void Engine::read_corpus_part(const std::filesystem::path& path) {
+    auto& im = *impl_;
+    const std::string text = detail::read_small_file(path);
+    try {
+        const auto j = nlohmann::json::parse(text);
+        if (j.at("format") != "ragpp-corpus" || j.at("version") != 1)
+            throw FormatError("corpus.json: not a version 1 ragpp-corpus part");
+        CorpusOptions o;
+        const auto& w = j.at("walk");
+        o.extensions = w.at("extensions").get<std::vector<std::string>>();
+        o.follow_symlinks_outside = w.at("follow_symlinks_outside").get<bool>();
+        o.skip_unreadable = w.at("skip_unreadable").get<bool>();
+        o.hidden = w.at("hidden").get<bool>();
+        o.ignore_files = w.at("ignore_files").get<bool>();
+        const auto& c = j.at("contexts");
+        o.contexts_file = c.at("file").get<std::string>();
+        o.context_command = c.at("command").get<std::string>();
+        o.context_timeout = c.at("timeout").get<double>();
+        FolderContexts rules;
+        for (const auto& r : c.at("rules"))
+            rules.add({r.at("pattern").get<std::string>(), r.at("folders_only").get<bool>(), r.at("text").get<std::string>(),
+                       r.at("origin").get<std::string>()});
+        decltype(im.answers) answers;
+        for (const auto& [source, list] : c.at("answers").items()) {
+            auto& out = answers[source];
+            for (const auto& a : list) {
+                const auto hex = a.at(0).get<std::string>();
+                const auto key = detail::parse_hex64(hex);
+                if (!key) throw FormatError("corpus.json: answer key '" + hex + "' is not 16 hex digits");
+                out.emplace_back(*key, a.at(1).get<std::string>());
+            }
+        }
+        im.scan_options = std::move(o);
+        im.contexts = std::move(rules);
+        im.answers = std::move(answers);
+    } catch (const nlohmann::json::exception& e) {
+        throw FormatError(std::string("corpus.json: ") + e.what());
+    }
+}
+
+RAGPP_FUNC const CorpusOptions& Engine::corpus_options() const noexcept { return impl_->scan_options; }
+RAGPP_FUNC const FolderContexts& Engine::contexts() const noexcept { return impl_->contexts; }
+RAGPP_FUNC ContextAnswers Engine::context_answers() const {
+    ContextAnswers out;
+    for (const auto& [source, list] : impl_->answers)
+        for (const auto& [key, a] : list) out.emplace(key, a);
+    return out;
 }
 
 RAGPP_FUNC void Engine::write_sources(const std::filesystem::path& path, const SourceManifest& manifest) {

@@ -409,6 +409,7 @@ RAGPP_FUNC const Engine::Documents& Engine::documents() const noexcept { return 
 RAGPP_FUNC const SourceManifest& Engine::manifest() const noexcept { return impl_->manifest; }
 
 RAGPP_FUNC const std::filesystem::path& Engine::corpus_root() const noexcept { return impl_->root; }
+RAGPP_FUNC const std::string& Engine::corpus_kind() const noexcept { return impl_->kind; }
 
 RAGPP_FUNC const std::vector<std::string>& Engine::notes() const noexcept { return impl_->notes; }
 

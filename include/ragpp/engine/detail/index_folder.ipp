@@ -168,14 +168,41 @@ RAGPP_FUNC IndexFolderReport index_folder(const std::filesystem::path& corpus, c
     if (engine && !same_index_settings(engine->config(), config)) {
         report.action = IndexAction::rebuilt_settings;
         report.reason = index_settings_difference(engine->config(), config);
-        engine.reset();
     }
+    // The contexts: as asked, else the index's.
+    CorpusOptions scan = options.corpus;
+    const CorpusOptions saved = engine ? engine->corpus_options() : CorpusOptions{};
+    if (options.contexts_file) {
+        scan.contexts_file.clear();
+        if (!options.contexts_file->empty()) {
+            std::error_code ec;
+            const auto abs = std::filesystem::absolute(*options.contexts_file, ec).lexically_normal();
+            if (!std::filesystem::is_regular_file(abs, ec))
+                throw IndexRequestError("contexts file '" + *options.contexts_file + "' not found");
+            scan.contexts_file = abs.string();
+        }
+    } else {
+        scan.contexts_file = saved.contexts_file;
+        std::error_code ec;
+        if (!scan.contexts_file.empty() && !std::filesystem::is_regular_file(scan.contexts_file, ec))
+            throw IndexRequestError("the contexts file '" + scan.contexts_file +
+                                    "' the index was built with is gone: name one with --contexts FILE, or stop "
+                                    "using one with --contexts none");
+    }
+    scan.context_command = options.context_command.value_or(saved.context_command);
+    scan.context_timeout = options.context_timeout.value_or(saved.context_timeout);
+    if (!(scan.context_timeout > 0) || !std::isfinite(scan.context_timeout))
+        throw IndexRequestError("the context command's timeout must be a number of seconds > 0");
+    if (engine && !scan.context_command.empty())  // a rebuild asks only about chunks not seen
+        scan.known_contexts = std::make_shared<const ContextAnswers>(engine->context_answers());
+    if (engine && report.action == IndexAction::rebuilt_settings) engine.reset();
+
     if (engine) report.action = IndexAction::updated;
     if (options.decided) options.decided(report);
     if (engine) {
-        report.counts = engine->sync(corpus, options.corpus, options.progress);
+        report.counts = engine->sync(corpus, scan, options.progress);
     } else {
-        engine.emplace(Engine::build(corpus, config, options.corpus, options.progress));
+        engine.emplace(Engine::build(corpus, config, scan, options.progress));
         report.counts.added = engine->documents().source_count();
         report.counts.chunks = engine->size();
         report.counts.sources = engine->documents().source_count();
@@ -186,7 +213,30 @@ RAGPP_FUNC IndexFolderReport index_folder(const std::filesystem::path& corpus, c
     report.notes = engine->notes();
     report.skipped = engine->skipped();
     report.locked = engine->locked_sources();
+    report.context_rules = engine->contexts().rules().size();
+    for (const auto& rule : engine->contexts().rules()) {
+        bool used = false;
+        for (const SourceRecord* rec : engine->manifest().records())
+            if ((used = FolderContexts::applies(rule, rec->path))) break;
+        if (!used) report.unused_context_rules.push_back(rule.origin + ": " + (rule.pattern.empty() ? "/" : rule.pattern) +
+                                                         (rule.folders_only && !rule.pattern.empty() ? "/" : ""));
+    }
     return report;
+}
+
+RAGPP_FUNC std::optional<IndexFolderReport> update_if_pending(const Engine& current, const std::filesystem::path& out,
+                                                              std::size_t threads) {
+    if (current.corpus_kind() != "folder")
+        throw InvalidArgument("the index in '" + out.string() + "' is of a single-file corpus: watching re-indexes a folder of files");
+    const SyncCounts p = current.pending(current.corpus_root(), current.corpus_options());
+    // Touched files alone (same content, another mtime) commit nothing: a file edited in the
+    // last 2 s stays "racily clean" (io/sources.hpp) after a refresh, so each look would
+    // commit again; they are re-hashed at each look until a real change records them.
+    if (p.added + p.changed + p.removed == 0) return std::nullopt;
+    IndexFolderOptions o;
+    o.corpus = current.corpus_options();  // the walk options; the contexts and settings: the index's
+    o.threads = threads;
+    return index_folder(current.corpus_root(), out, o);
 }
 
 }  // namespace ragpp
