@@ -223,8 +223,15 @@ int main(int argc, char** argv) {
                     const auto t0 = Clock::now();
                     auto res = cl.Post("/search", body, "application/json");
                     const double ms = ms_since(t0);
-                    if (!res || res->status != 200 || res->body.find("\"results\":[") == std::string::npos) ++failed;
-                    else lat[t].push_back(ms);
+                    if (!res || res->status != 200 || res->body.find("\"results\":[") == std::string::npos) {
+                        if (++failed <= 5)  // what failed, for the first few
+                            std::fprintf(stderr, "bench_serve: request failed at %.0f ms, client %zu request %zu: %s\n",
+                                         ms_since(t_start), t, i / c,
+                                         res ? ("status " + std::to_string(res->status) + ": " + res->body.substr(0, 300)).c_str()
+                                             : ("no reply: " + httplib::to_string(res.error())).c_str());
+                    } else {
+                        lat[t].push_back(ms);
+                    }
                 }
             });
         for (auto& th : threads) th.join();

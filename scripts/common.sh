@@ -9,8 +9,9 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev catch2 pkg-config libcpp-httplib-dev)
 # unicode-data: the UAX #29 test files (WordBreakTest, GraphemeBreakTest), so no test skips;
 # clang: every public header is also parsed by clang (test clang.headers); nodejs: the
-# official MCP SDK's client runs against ragpp mcp (test cli.mcp.sdk).
-RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data clang nodejs)
+# official MCP SDK's client runs against ragpp mcp (test cli.mcp.sdk); iproute2: ss shows
+# ragpp serve's listen backlog (test cli.serve.http).
+RAGPP_TEST_PACKAGES=(libstemmer-dev unicode-data clang nodejs iproute2)
 # ccache: rebuilds reuse compiled objects; another clone on the same machine reuses those
 # whose preprocessed code does not contain the clone's path (most of the library's).
 RAGPP_BUILD_PACKAGES=(ccache)

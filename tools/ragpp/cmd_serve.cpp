@@ -22,8 +22,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include <pthread.h>
+#include <sys/socket.h>
 
 namespace {
 
@@ -93,7 +96,8 @@ public:
     void install(httplib::Server& server) {
         server.Post("/search", [this](const httplib::Request& req, httplib::Response& res) {
             guarded(res, [&] {
-                const auto rq = cli::search_request(parse_body(req), 1000, reader(req), "field");
+                auto rq = cli::search_request(parse_body(req), 1000, reader(req), "field");
+                rq.text = false;  // the JSON is the reply
                 reply(res, cli::search(*slot_.current(), rq));
             });
         });
@@ -254,6 +258,16 @@ int run_serve(cli::ArgParser& p) {
     server.set_keep_alive_timeout(5);
     server.set_keep_alive_max_count(1000);
     server.set_tcp_nodelay(true);  // a reply in two writes must not wait for a delayed ACK
+    // cpp-httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into
+    // Debian's library): 32 clients connecting at once overflow it, and a connection whose
+    // handshake the kernel dropped fails its first request after about a second
+    // (bench_serve saw it). The listening socket is kept here and listen() called again
+    // with the system's maximum, which Linux allows on a listening socket.
+    int listening = -1;
+    server.set_socket_options([&listening](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listening = sock;
+    });
 
     int bound = static_cast<int>(port);
     if (port == 0) {
@@ -263,6 +277,8 @@ int run_serve(cli::ArgParser& p) {
         throw ragpp::IoError("ragpp serve: cannot bind to " + bind + ":" + std::to_string(bound) +
                              " (in use, or not an address of this machine)");
     }
+    if (listening >= 0 && ::listen(listening, SOMAXCONN) != 0)
+        std::fprintf(stderr, "ragpp serve: note: the listen backlog stays at cpp-httplib's 5 (%s)\n", std::strerror(errno));
     const bool loopback = bind == "127.0.0.1" || bind == "::1" || bind == "localhost";
     std::fprintf(stderr, "ragpp serve: %s, generation %llu, on http://%s:%d with %zu threads (%s)\n",
                  cli::printable(p.get("DIR")).c_str(), static_cast<unsigned long long>(slot.current()->generation()),

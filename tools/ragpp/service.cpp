@@ -175,6 +175,7 @@ Reply search(const Engine& engine, const SearchRequest& rq) {
     if (!note.empty()) out.json["vector_list_note"] = note;
     if (!hint.empty()) out.json["filter_note"] = hint;
     out.json["results"] = std::move(j);
+    if (!rq.text) return out;
 
     std::string& t = out.text;
     if (!note.empty()) t += "note: " + note + "\n";

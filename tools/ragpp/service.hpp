@@ -33,13 +33,16 @@ struct SearchRequest {
     bool check_sources = true;
     /// This query's search settings (unset: the index's saved defaults).
     std::optional<ragpp::SearchSettings> settings;
+    /// Whether the reply needs search's text too (the command's stdout without --json);
+    /// false: the JSON alone (HTTP), which saves formatting it.
+    bool text = true;
 };
 
-/// What ragpp ask is asked: the search (k = passages) and the answer stage.
 /// `s` as one word of a POSIX shell command: as is when it holds only letters, digits and
 /// ._/-+=:@,% (and is not empty), else in single quotes.
 std::string shell_word(const std::string& s);
 
+/// What ragpp ask is asked: the search (k = passages) and the answer stage.
 struct AskRequest {
     SearchRequest search;
     ragpp::AnswerOptions answer;

@@ -151,6 +151,17 @@ check(j["generation"] == 4, f"the last generation is served: {j}")
 status, j, _ = request("POST", "/search", {"query": "word2zebra"})
 check(j["results"] and j["results"][0]["id"] == "new2.md:3", "a note indexed while serving is found")
 
+# The listen backlog: cpp-httplib's is 5, which dropped the handshakes of 32 clients
+# connecting at once (bench_serve); ragpp serve raises it to the system's maximum. ss
+# (iproute2) shows a listening socket's backlog as its Send-Q.
+if shutil.which("ss"):
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, timeout=20).stdout.split()
+    with open("/proc/sys/net/core/somaxconn") as f:
+        somaxconn = int(f.read())
+    check(len(out) >= 3 and int(out[2]) == somaxconn, f"the listen backlog is somaxconn ({somaxconn}): ss says {out}")
+else:
+    print("note: ss (iproute2) is not installed: the listen backlog is not checked")
+
 # A deletion: 410 Gone.
 os.remove(os.path.join(corpus, "ora.md"))
 status, j, _ = request("GET", "/get?source=ora.md:3")
