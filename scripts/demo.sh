@@ -12,9 +12,11 @@ ensure_packages "${RAGPP_REQUIRED_PACKAGES[@]}"
 cd "$RAGPP_ROOT"
 log "configure (release)"
 cmake --preset release -G Ninja >/dev/null
-log "build the ragpp tool and the examples"
-cmake --build --preset release -j "$JOBS" --target ragpp_cli \
-  $(cd examples && ls [0-9][0-9]_*.cpp | sed 's/\.cpp$//; s/^/example_/')
+# The tool only (about 160 s cold on 2 cores, docs/getting-started.md): the numbered
+# examples, 90 s more, are built by scripts/test.sh or `cmake --build --preset release`,
+# and run at the end when they are there.
+log "build the ragpp tool"
+cmake --build --preset release -j "$JOBS" --target ragpp_cli
 BIN="$RAGPP_ROOT/build/release"
 OUT="$RAGPP_ROOT/build/demo"
 mkdir -p "$OUT"
@@ -55,9 +57,13 @@ log "ragpp ask: the evidence block a model would read"
 log "ragpp ask: a question the documentation cannot answer (a made-up variable)"
 "$BIN/ragpp" ask "$OUT/index" "What does the CMAKE_QUUX_FROBNICATE_WIDGETS variable do?"
 
-log "examples"
-for ex in "$BIN"/examples/example_*; do
-  echo "--- $(basename "$ex")"
-  "$ex"
-done
+if compgen -G "$BIN/examples/example_*" > /dev/null; then
+  log "examples"
+  for ex in "$BIN"/examples/example_*; do
+    echo "--- $(basename "$ex")"
+    "$ex"
+  done
+else
+  log "the numbered examples are not built (cmake --build --preset release builds them; scripts/test.sh runs them)"
+fi
 log "done in $(( $(date +%s) - start )) s after the build; report in $OUT (eval.json, recall.svg, runs/)"

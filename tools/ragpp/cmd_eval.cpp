@@ -247,7 +247,7 @@ int run_eval(cli::ArgParser& p) {
 
 const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics, misses by stage, latency, significance",
                          [](cli::ArgParser& p) {
-                             p.positional("CORPUS", "a folder of .md/.rst/.txt files, a .jsonl file or a BEIR folder")
+                             p.positional("CORPUS", cli::corpus_help())
                                  .positional("QUESTIONS", "a JSON question set, a .tsv file (question<TAB>path:line) or a "
                                                           "BEIR folder")
                                  .repeated("mode", "M",

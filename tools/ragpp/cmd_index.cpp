@@ -46,7 +46,7 @@ int run_index(cli::ArgParser& p) {
 
 const cli::Register reg{{"index", "chunk and index a corpus into an index folder",
                          [](cli::ArgParser& p) {
-                             p.positional("CORPUS", "a folder of .md/.rst/.txt files, a .jsonl file or a BEIR folder")
+                             p.positional("CORPUS", cli::corpus_help())
                                  .option("out", "DIR", "the index folder to write, or to update when it holds an index")
                                  .flag("rebuild", "start over instead of updating an existing index")
                                  .flag("quiet", "no progress bar");

@@ -302,6 +302,12 @@ bool check_sources(const ArgParser& p) {
     return v == "on";
 }
 
+std::string corpus_help() {
+    std::string exts;
+    for (const auto& e : ragpp::CorpusOptions{}.extensions) exts += (exts.empty() ? "" : "/") + e;
+    return "a folder of " + exts + " files, a .jsonl file or a BEIR folder";
+}
+
 void declare_corpus_options(ArgParser& p) {
     p.flag("follow-symlinks", "follow symbolic links that lead out of the corpus folder (skipped with a note otherwise)")
         .flag("skip-unreadable", "skip unreadable files and folders with a note (an error otherwise)")

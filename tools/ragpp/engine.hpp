@@ -73,6 +73,8 @@ struct CorpusSettings {
 /// --follow-symlinks, --skip-unreadable, --hidden, --no-ignore, --verbose and the context
 /// options (index, eval).
 void declare_corpus_options(ArgParser& p);
+/// The help of a CORPUS argument (index, eval), its extensions from CorpusOptions's defaults.
+std::string corpus_help();
 CorpusSettings corpus_options(const ArgParser& p);
 /// --contexts, --context-command and --context-timeout as given (unset: the index's) for index.
 void apply_context_options(const ArgParser& p, ragpp::IndexFolderOptions& o);
