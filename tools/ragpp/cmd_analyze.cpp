@@ -39,7 +39,7 @@ int run_analyze(cli::ArgParser& args) {
     return 0;
 }
 
-const cli::Register reg{{"analyze", "print the terms an analyzer makes of a text, one per line",
+const cli::Register register_analyze{{"analyze", "print the terms an analyzer makes of a text, one per line",
                          [](cli::ArgParser& p) {
                              p.option("analyzer", "NAME", "the analyzer: " + analyzer_list(), "standard")
                                  .flag("strict", "reject ill-formed UTF-8 instead of replacing it by U+FFFD")

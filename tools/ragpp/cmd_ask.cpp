@@ -62,7 +62,7 @@ int run_ask(cli::ArgParser& p) {
     return cli::print_reply(cli::ask(engine, rq), p.has("json"));
 }
 
-const cli::Register reg{{"ask", "the evidence block for a question (numbered, cited sources), or a reasoned refusal",
+const cli::Register register_ask{{"ask", "the evidence block for a question (numbered, cited sources), or a reasoned refusal",
                          [](cli::ArgParser& p) {
                              p.positional("DIR", "an index folder written by ragpp index")
                                  .positional("QUESTION", "the question")

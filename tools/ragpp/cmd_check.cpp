@@ -26,7 +26,7 @@ int run_check(cli::ArgParser& p) {
     return 0;
 }
 
-const cli::Register reg{{"check", "verify every checksum and the consistency of an index folder",
+const cli::Register register_check{{"check", "verify every checksum and the consistency of an index folder",
                          [](cli::ArgParser& p) {
                              p.positional("DIR", "an index folder written by ragpp index")
                                  .epilog("Reads every byte of the current generation: each part's checksum, the\n"

@@ -57,7 +57,7 @@ int run_chunk(cli::ArgParser& args) {
     return 0;
 }
 
-const cli::Register reg{{"chunk", "split Markdown, reStructuredText and text files into chunks (JSON lines)",
+const cli::Register register_chunk{{"chunk", "split Markdown, reStructuredText and text files into chunks (JSON lines)",
                          [](cli::ArgParser& p) {
                              p.option("max-tokens", "N", "maximum tokens (whitespace-separated words) per chunk", "400")
                                  .option("overlap", "N", "tokens shared by consecutive parts of a long section "

@@ -77,7 +77,7 @@ int run_embed(cli::ArgParser& p) {
     return 0;
 }
 
-const cli::Register reg{{"embed", "print the vector of each text, one JSON line each",
+const cli::Register register_embed{{"embed", "print the vector of each text, one JSON line each",
                          [](cli::ArgParser& p) {
                              cli::declare_embedder_options(p);
                              cli::declare_threads_option(p);

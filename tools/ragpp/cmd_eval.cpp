@@ -245,7 +245,7 @@ int run_eval(cli::ArgParser& p) {
     return 0;
 }
 
-const cli::Register reg{{"eval", "evaluate pipelines on a question set: metrics, misses by stage, latency, significance",
+const cli::Register register_eval{{"eval", "evaluate pipelines on a question set: metrics, misses by stage, latency, significance",
                          [](cli::ArgParser& p) {
                              p.positional("CORPUS", cli::corpus_help())
                                  .positional("QUESTIONS", "a JSON question set, a .tsv file (question<TAB>path:line) or a "

@@ -19,7 +19,7 @@ int run_get(cli::ArgParser& p) {
     return cli::print_reply(reply, p.has("json"));
 }
 
-const cli::Register reg{
+const cli::Register register_get{
     {"get", "print a source's section or lines as the file holds them now, with its citation",
      [](cli::ArgParser& p) {
          p.positional("DIR", "an index folder written by ragpp index")

@@ -44,7 +44,7 @@ int run_index(cli::ArgParser& p) {
     return 0;
 }
 
-const cli::Register reg{{"index", "chunk and index a corpus into an index folder",
+const cli::Register register_index{{"index", "chunk and index a corpus into an index folder",
                          [](cli::ArgParser& p) {
                              p.positional("CORPUS", cli::corpus_help())
                                  .option("out", "DIR", "the index folder to write, or to update when it holds an index")

@@ -84,7 +84,7 @@ int run_mcp(cli::ArgParser& p) {
     return 0;
 }
 
-const cli::Register reg{
+const cli::Register register_mcp{
     {"mcp", "serve an index folder to agents: a Model Context Protocol server over stdio",
      [](cli::ArgParser& p) {
          p.positional("DIR", "an index folder written by ragpp index");

@@ -32,7 +32,7 @@ int run_rerank(cli::ArgParser& p) {
     return 0;
 }
 
-const cli::Register reg{{"rerank", "score passages for a query with a cross-encoder, one JSON line each",
+const cli::Register register_rerank{{"rerank", "score passages for a query with a cross-encoder, one JSON line each",
                          [](cli::ArgParser& p) {
                              p.option("reranker", "R", "cross-encoder:DIR (a Hugging Face sequence-classification folder)")
                                  .option("quantize", "none|int8", "linear layers in float32 or dynamic int8", "none");

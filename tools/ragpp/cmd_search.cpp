@@ -24,7 +24,7 @@ int run_search(cli::ArgParser& p) {
     return cli::print_reply(cli::search(engine, rq), p.has("json"));
 }
 
-const cli::Register reg{{"search", "search an index folder; print citations, fused scores and traces",
+const cli::Register register_search{{"search", "search an index folder; print citations, fused scores and traces",
                          [](cli::ArgParser& p) {
                              p.positional("DIR", "an index folder written by ragpp index")
                                  .positional("QUERY", "the question")

@@ -351,7 +351,7 @@ int run_serve(cli::ArgParser& p) {
     return ok ? 0 : 1;
 }
 
-const cli::Register reg{
+const cli::Register register_serve{
     {"serve", "serve an index folder over HTTP: JSON search, ask, get, health, and MCP at /mcp",
      [](cli::ArgParser& p) {
          p.positional("DIR", "an index folder written by ragpp index")
