@@ -75,6 +75,13 @@ expect 1 "did not answer within 0.2 s" index "$c" --out "$i" --quiet --context-c
 [ "$(cat "$i/CURRENT")" = "$before" ] || fail "a failed context command committed a generation"
 expect 2 "context-timeout" index "$c" --out "$i" --quiet --context-timeout 0
 
+# Contexts are for a folder of files: a .jsonl corpus refuses them as a usage error.
+printf '{"id": "a", "text": "alpha"}\n' > "$work/docs.jsonl"
+printf "a/: x\n" > "$work/elsewhere/extra2.ctx"
+expect 2 "is a single file of documents: contexts .* apply to a folder of files" \
+  index "$work/docs.jsonl" --out "$work/j" --quiet --contexts "$work/elsewhere/extra2.ctx"
+[ ! -e "$work/j" ] || fail "a refused request wrote an index folder"
+
 # eval builds in memory with the root's contexts (a word only they hold is found) and
 # the options' (which name the guide's).
 printf '[{"id": "q1", "question": "Initech", "relevant": ["contracts/mx200.md", "contracts/press.md"]},
