@@ -287,20 +287,24 @@ int run_serve(cli::ArgParser& p) {
                           : "reachable from other machines: use --tokens, and TLS in front of it");
     if (watch)
         std::fprintf(stderr, "ragpp serve: watching %s every %g s\n", cli::printable(slot.current()->corpus_root().string()).c_str(),
-                     p.number("watch-interval"));
+                     static_cast<double>(interval.count()) / 1000);
 
     std::mutex m;
     std::condition_variable cv;
     bool done = false;
+    // A thread calling `work` every `period` until the server stops.
+    auto periodic = [&](std::chrono::milliseconds period, auto work) {
+        return std::thread([&m, &cv, &done, period, work]() mutable {
+            std::unique_lock lock(m);
+            while (!cv.wait_for(lock, period, [&] { return done; })) {
+                lock.unlock();
+                work();
+                lock.lock();
+            }
+        });
+    };
     // The watcher: a generation committed by ragpp index is opened here, not in a request.
-    std::thread watcher([&] {
-        std::unique_lock lock(m);
-        while (!cv.wait_for(lock, std::chrono::milliseconds(250), [&] { return done; })) {
-            lock.unlock();
-            slot.refresh();
-            lock.lock();
-        }
-    });
+    std::thread watcher = periodic(std::chrono::milliseconds(250), [&slot] { slot.refresh(); });
     // --watch: the corpus is looked at every interval; when a file was added, edited
     // (or its contexts) or deleted, a new generation is committed here (the
     // library's update_if_pending: the index's own settings, walk options and contexts),
@@ -308,25 +312,19 @@ int run_serve(cli::ArgParser& p) {
     // folder, an unreadable file) is said once and retried at the next look.
     std::thread indexer;
     if (watch)
-        indexer = std::thread([&] {
-            std::string last_error;
-            std::unique_lock lock(m);
-            while (!cv.wait_for(lock, interval, [&] { return done; })) {
-                lock.unlock();
-                try {
-                    if (const auto r = slot.current()->update_if_pending(slot.dir())) {
-                        std::fprintf(stderr, "ragpp serve: re-indexed: %zu added, %zu changed, %zu removed: generation %llu\n",
-                                         r->counts.added, r->counts.changed, r->counts.removed,
-                                         static_cast<unsigned long long>(r->generation));
-                        slot.refresh();
-                    }
-                    last_error.clear();
-                } catch (const std::exception& e) {
-                    if (e.what() != last_error)
-                        std::fprintf(stderr, "ragpp serve: --watch: %s (trying again)\n", cli::printable(e.what()).c_str());
-                    last_error = e.what();
+        indexer = periodic(interval, [&slot, last_error = std::string()]() mutable {
+            try {
+                if (const auto r = slot.current()->update_if_pending(slot.dir())) {
+                    std::fprintf(stderr, "ragpp serve: re-indexed: %zu added, %zu changed, %zu removed: generation %llu\n",
+                                 r->counts.added, r->counts.changed, r->counts.removed,
+                                 static_cast<unsigned long long>(r->generation));
+                    slot.refresh();
                 }
-                lock.lock();
+                last_error.clear();
+            } catch (const std::exception& e) {
+                if (e.what() != last_error)
+                    std::fprintf(stderr, "ragpp serve: --watch: %s (trying again)\n", cli::printable(e.what()).c_str());
+                last_error = e.what();
             }
         });
     std::thread stopper([&] {

@@ -112,6 +112,7 @@
 #include <ragpp/index/vector.hpp>
 #include <ragpp/io/beir.hpp>
 #include <ragpp/io/contexts.hpp>
+#include <ragpp/io/detail/contexts.hpp>
 #include <ragpp/io/detail/subprocess.hpp>
 #include <ragpp/io/corpus.hpp>
 #include <ragpp/io/generations.hpp>

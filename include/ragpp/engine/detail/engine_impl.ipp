@@ -440,20 +440,12 @@ struct Engine::Impl {
                 }
             }
         } else {
-            check_single_file_contexts(corpus, options);
+            detail::contexts::require_folder(false, corpus, options);
             const SourceRecord* old = manifest.find(p.file.generic_string());
             p.single_fresh = old && check_source(p.root, *old) == Freshness::fresh;
         }
         p.planned = true;
         return p;
-    }
-
-    /// Contexts apply to a folder of files: asked for a single-file corpus, InvalidArgument.
-    static void check_single_file_contexts(const std::filesystem::path& corpus, const CorpusOptions& options) {
-        if (!options.contexts_file.empty() || !options.context_command.empty())
-            throw InvalidArgument("corpus '" + corpus.string() +
-                                  "' is a single file of documents: contexts (a contexts file, a context command) "
-                                  "apply to a folder of files");
     }
 
     /// Builds (counts == null) or syncs the engine from `corpus`. A build fills a fresh
@@ -481,7 +473,7 @@ struct Engine::Impl {
         SyncCounts local;
         SyncCounts& c = counts ? *counts : local;
         if (kind != "folder") {
-            check_single_file_contexts(corpus, scan_options);
+            detail::contexts::require_folder(false, corpus, scan_options);
             // A single-file corpus is one source: re-read whole when it changed.
             const fs::path abs = root / file;
             const std::int64_t scanned = detail::corpus::file_clock_now();
@@ -554,6 +546,7 @@ struct Engine::Impl {
         }
         c.chunks = docs->retriever().size();
         c.sources = docs->source_count();
+        scan_options.known_contexts.reset();  // a rebuild's seed, used: not kept
     }
 };
 

@@ -51,7 +51,6 @@ RAGPP_FUNC Engine Engine::build(const std::filesystem::path& corpus, EngineConfi
     Engine e(std::move(config));
     e.impl_->scan_options = corpus_options;
     e.impl_->load(corpus, progress, nullptr);
-    e.impl_->scan_options.known_contexts.reset();
     return e;
 }
 
@@ -132,7 +131,6 @@ RAGPP_FUNC SyncCounts Engine::sync(const std::filesystem::path& corpus, const Co
     next->scan_options = corpus_options;
     SyncCounts counts;
     next->load(corpus, progress, &counts, &plan);
-    next->scan_options.known_contexts.reset();
     impl_ = std::move(next);
     return counts;
 }

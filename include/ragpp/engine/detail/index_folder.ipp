@@ -193,10 +193,8 @@ RAGPP_FUNC IndexFolderReport index_folder(const std::filesystem::path& corpus, c
     scan.context_timeout = options.context_timeout.value_or(saved.context_timeout);
     if (!(scan.context_timeout > 0) || !std::isfinite(scan.context_timeout))
         throw IndexRequestError("the context command's timeout must be a number of seconds > 0");
-    if ((!scan.contexts_file.empty() || !scan.context_command.empty()) && !detail::index_folder::is_file_corpus(corpus))
-        throw IndexRequestError("corpus '" + corpus.string() +
-                                "' is a single file of documents: contexts (a contexts file, a context command) apply "
-                                "to a folder of files");
+    detail::index_folder::as_request(
+        [&] { detail::contexts::require_folder(detail::index_folder::is_file_corpus(corpus), corpus, scan); });
     if (engine && !scan.context_command.empty())  // a rebuild asks only about chunks not seen
         scan.known_contexts = std::make_shared<const ContextAnswers>(engine->context_answers());
     if (engine && report.action == IndexAction::rebuilt_settings) engine.reset();
