@@ -1,7 +1,11 @@
-// 03: hybrid search in 15 lines (the README's example): BM25 finds the exact
+// 03: hybrid search in twenty lines (the README's example): BM25 finds the exact
 // identifier, vector search the paraphrase, reciprocal rank fusion merges them and the
 // trace says which index found what.
-#include <ragpp/ragpp.hpp>
+#include <ragpp/embed/hashing.hpp>
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/index/vector.hpp>
+#include <ragpp/retrieve/retriever.hpp>
+#include <ragpp/text/analyzer.hpp>
 #include <cstdio>
 
 int main() {

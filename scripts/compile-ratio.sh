@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # scripts/compile-ratio.sh [RUNS=5] [FLAGS...]
 # How long the README's first program (examples/03_hybrid_search.cpp) takes to compile,
-# against a program that includes only Eigen and nlohmann_json, with the same compiler
-# and flags, alternating the two, RUNS times each: the median wall time of each and their
-# ratio (docs/getting-started.md, "Build time"). FLAGS default to the release preset's
-# (-O3 -DNDEBUG -std=c++20). Nothing in a build folder is used or changed.
+# header-only and as a program linking ragpp::compiled (-DRAGPP_COMPILED: the library
+# holds its indexes and Retriever, src/instances.cpp), against a program that includes
+# only Eigen and nlohmann_json, with the same compiler and flags, alternating the three,
+# RUNS times each: the median wall time of each and the ratios (docs/getting-started.md,
+# "Build time"). Compilation only (-c), as for the baseline: linking libragpp.a adds a
+# fraction of a second. FLAGS default to the release preset's (-O3 -DNDEBUG -std=c++20).
+# Nothing in a build folder is used or changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -24,23 +27,28 @@ int main() {
     std::printf("%s\n", j.dump().c_str());
 }
 CPP
-compile() {  # compile FILE -> seconds of wall time
-  local start end
+compile() {  # compile FILE [FLAG...] -> seconds of wall time
+  local start end file=$1
+  shift
   start=$(date +%s.%N)
-  "$cxx" "${flags[@]}" -Iinclude -isystem /usr/include/eigen3 -c "$1" -o "$tmp/out.o"
+  "$cxx" "${flags[@]}" "$@" -Iinclude -isystem /usr/include/eigen3 -c "$file" -o "$tmp/out.o"
   end=$(date +%s.%N)
   awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f\n", e - s }'
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 : > "$tmp/base"
 : > "$tmp/ragpp"
+: > "$tmp/compiled"
 for ((i = 0; i < runs; i++)); do
   compile "$tmp/baseline.cpp" >> "$tmp/base"
   compile examples/03_hybrid_search.cpp >> "$tmp/ragpp"
+  compile examples/03_hybrid_search.cpp -DRAGPP_COMPILED >> "$tmp/compiled"
 done
 b=$(median < "$tmp/base")
 r=$(median < "$tmp/ragpp")
+c=$(median < "$tmp/compiled")
 echo "compiler: $("$cxx" --version | head -n 1); flags: ${flags[*]}; $runs runs each, alternating"
-echo "Eigen + nlohmann_json only:            median $b s  ($(paste -sd' ' "$tmp/base"))"
-echo "README program (03_hybrid_search.cpp): median $r s  ($(paste -sd' ' "$tmp/ragpp"))"
-awk -v r="$r" -v b="$b" 'BEGIN { printf "ratio: %.1fx\n", r / b }'
+echo "Eigen + nlohmann_json only:                median $b s  ($(paste -sd' ' "$tmp/base"))"
+echo "README program, header-only:               median $r s  ($(paste -sd' ' "$tmp/ragpp"))"
+echo "README program, linking ragpp::compiled:   median $c s  ($(paste -sd' ' "$tmp/compiled"))"
+awk -v r="$r" -v c="$c" -v b="$b" 'BEGIN { printf "ratios: header-only %.1fx, with ragpp::compiled %.1fx\n", r / b, c / b }'

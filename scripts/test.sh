@@ -13,9 +13,14 @@ ensure_packages "${RAGPP_REQUIRED_PACKAGES[@]}" "${RAGPP_TEST_PACKAGES[@]}" "${R
 ensure_npm_packages
 
 start=$(date +%s)
+phases=()
 for preset in release asan tsan; do
+  t0=$(date +%s)
   build_preset "$preset"
+  t1=$(date +%s)
   log "test ($preset)"
   ctest --preset "$preset" -j "$JOBS"
+  t2=$(date +%s)
+  phases+=("$preset: build $((t1 - t0)) s, tests $((t2 - t1)) s")
 done
-log "all tests passed in the three builds ($(( $(date +%s) - start )) s)"
+log "all tests passed in the three builds ($(( $(date +%s) - start )) s; $(IFS=';'; echo "${phases[*]}" | sed 's/;/; /g'))"

@@ -1,6 +1,13 @@
 // A program outside ragpp's tree that links the compiled library (ragpp::compiled): the
-// engine over a folder of two notes, built, saved, reopened and searched.
+// engine over a folder of two notes, built, saved, reopened and searched; and the README's
+// Retriever, which this program does not instantiate (src/instances.cpp holds it: a member
+// missing from the library fails the link).
+#include <ragpp/embed/hashing.hpp>
 #include <ragpp/engine/engine.hpp>
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/index/vector.hpp>
+#include <ragpp/retrieve/retriever.hpp>
+#include <ragpp/text/analyzer.hpp>
 
 #include <cstdio>
 #include <filesystem>
@@ -18,7 +25,13 @@ int main() {
     ragpp::EngineQuery q;
     q.k = 1;
     const auto found = engine.search("MX200 notice", q);
-    std::printf("consumer compiled ok: %zu chunks, %s\n", engine.size(), found.results.at(0).document->id.c_str());
+    ragpp::Retriever retriever{ragpp::BM25Index<ragpp::EnglishAnalyzer>{},
+                               ragpp::VectorIndex<ragpp::HashingEmbedder>{}};
+    retriever.add_document({"mx200.md:1", "Contract MX-200: the notice period is three months.", {}});
+    retriever.add_document({"ora.md:1", "ORA-01555 snapshot too old: increase the undo retention.", {}});
+    const auto hits = retriever.search("MX200 notice", 2);
+    std::printf("consumer compiled ok: %zu chunks, %s; retriever %s %.4f\n", engine.size(),
+                found.results.at(0).document->id.c_str(), hits.at(0).document->id.c_str(), hits.at(0).score);
     fs::remove_all(dir);
     return 0;
 }

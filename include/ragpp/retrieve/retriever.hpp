@@ -91,6 +91,7 @@ struct RetrieverOptions {
     std::size_t candidates = 100;
 };
 
+// Long members are defined after the class (see index/bm25.hpp).
 template <SearchIndex... Indexes>
 class Retriever {
 public:
@@ -135,98 +136,34 @@ public:
     /// Stores `doc`, gives it the next DocId and indexes it in every index. Returns the
     /// id. On any exception (duplicate key, an index rejecting the text), no index and
     /// not the store keep the document: the Retriever is as it was.
-    DocId add_document(Document doc) {
-        const DocId id = store_.next_id();
-        add_document(id, std::move(doc));
-        return id;
-    }
+    DocId add_document(Document doc);
 
     /// The concept's form: index `doc` under a caller-chosen id (used when this
     /// Retriever is nested inside another one). Same all-or-nothing guarantee.
-    void add_document(DocId id, Document doc) { add_document(id, std::make_shared<const Document>(std::move(doc))); }
+    void add_document(DocId id, Document doc);
 
     /// The nested form: the outer Retriever hands its own stored document to an inner one,
     /// which keeps the same pointer (no second copy of the text). Same guarantees;
     /// InvalidArgument for a null pointer.
-    void add_document(DocId id, std::shared_ptr<const Document> doc) {
-        auto stored = store_.insert(id, std::move(doc));
-        add_to_indexes<0>(id, stored);
-    }
+    void add_document(DocId id, std::shared_ptr<const Document> doc);
 
     /// Stores and indexes many documents at once; returns their ids, in order. An index
     /// with `add_documents(ids, docs)` (VectorIndex: embed_batch calls of up to 4,096
     /// texts, which a transformer batches and threads) receives them together, the
     /// others one by one.
     /// All or nothing: on any exception no index and not the store keep any of them.
-    std::vector<DocId> add_documents(std::vector<Document> docs) {
-        // Memory set aside for the undo, released before it runs: when memory runs out
-        // midway, taking the batch back must not need memory the batch used up. Address
-        // space only (never written, so no page is touched): 96 bytes a document + 16 MiB.
-        detail::UndoReserve reserve(docs.size());
-        std::vector<DocId> ids;
-        std::vector<std::shared_ptr<const Document>> stored;
-        ids.reserve(docs.size());
-        stored.reserve(docs.size());
-        try {
-            for (auto& d : docs) {
-                const DocId id = store_.next_id();
-                stored.push_back(store_.insert(id, std::move(d)));
-                ids.push_back(id);
-            }
-        } catch (...) {
-            reserve.release();
-            undo_batch<0>(ids, ids.size());
-            throw;
-        }
-        add_batch_to_indexes<0>(ids, stored, reserve);
-        return ids;
-    }
+    std::vector<DocId> add_documents(std::vector<Document> docs);
 
     /// Removes the document from every index and from the store. Throws NotFoundError
     /// (and changes nothing) when there is no document `id`.
-    void remove_document(DocId id) {
-        if (!store_.contains(id)) throw NotFoundError("Retriever::remove_document: no document with DocId " +
-                                                      std::to_string(id));
-        // An index that can remove a document faster knowing its content (BM25Index reads
-        // only the lists of its terms) is given the stored document.
-        const auto doc = store_.get(id);
-        std::apply(
-            [&](auto&... idx) {
-                (
-                    [&](auto& index) {
-                        if constexpr (requires { index.remove_document(id, *doc); }) index.remove_document(id, *doc);
-                        else index.remove_document(id);
-                    }(idx),
-                    ...);
-            },
-            indexes_);
-        store_.erase(id);
-    }
+    void remove_document(DocId id);
     /// Removes the documents `ids` at once: an index that can remove a batch
     /// (BM25Index::remove_documents: each list rewritten once) is given them all, with the
     /// stored documents; the others remove them one by one. Throws NotFoundError (nothing
     /// changes) when an id is absent, InvalidArgument when an id is given twice.
-    void remove_documents(std::span<const DocId> ids) {
-        std::vector<DocId> sorted(ids.begin(), ids.end());
-        std::sort(sorted.begin(), sorted.end());
-        for (std::size_t i = 0; i < sorted.size(); ++i) {
-            if (!store_.contains(sorted[i]))
-                throw NotFoundError("Retriever::remove_documents: no document with DocId " + std::to_string(sorted[i]));
-            if (i > 0 && sorted[i] == sorted[i - 1])
-                throw InvalidArgument("Retriever::remove_documents: DocId " + std::to_string(sorted[i]) + " given twice");
-        }
-        std::vector<std::shared_ptr<const Document>> docs;
-        docs.reserve(ids.size());
-        for (const DocId id : ids) docs.push_back(store_.get(id));
-        remove_from_indexes<index_count>(ids, docs);
-        for (const DocId id : ids) store_.erase(id);
-    }
+    void remove_documents(std::span<const DocId> ids);
     /// Removes the document whose key (Document::id) is `key`.
-    void remove_document(std::string_view key) {
-        auto id = store_.find(key);
-        if (!id) throw NotFoundError("Retriever::remove_document: no document with id '" + std::string(key) + "'");
-        remove_document(*id);
-    }
+    void remove_document(std::string_view key);
 
     /// The k best documents for `query`, fused. `options` may override this Retriever's
     /// fusion defaults (candidates, rrf_k, weights); index i receives `per_index[i]` with
@@ -234,45 +171,11 @@ public:
     /// `options` without its fusion knobs. Throws InvalidArgument, naming the level
     /// ("options.per_index[0]"), when the options of any nested level are invalid.
     [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k,
-                                             const SearchOptions& options = {}) const {
-        SearchTimings unused;
-        return search(query, k, options, unused);
-    }
+                                             const SearchOptions& options = {}) const;
 
     /// The same, recording the time of each stage in `timings`.
     [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k, const SearchOptions& options,
-                                             SearchTimings& timings) const {
-        check_search_options(options);
-        const double rrf_k = options.rrf_k.value_or(options_.rrf_k);
-        const std::vector<double>& weights = options.weights.empty() ? options_.weights : options.weights;
-        const std::size_t candidates = std::max(options.candidates.value_or(options_.candidates), k);
-
-        // Each index's list, as ids and scores.
-        std::array<std::vector<DocId>, index_count> ids;
-        std::array<std::vector<double>, index_count> scores;
-        timings.index_seconds.assign(index_count, 0.0);
-        query_all<0>(query, candidates, options, weights, ids, scores, timings);
-
-        const auto fusion_start = std::chrono::steady_clock::now();
-        auto fused = reciprocal_rank_fusion(ids, FusionOptions{rrf_k, weights});
-        if (fused.size() > k) fused.resize(k);
-
-        std::vector<Result> out;
-        out.reserve(fused.size());
-        for (auto& f : fused) {
-            Result r;
-            r.id = f.id;
-            r.score = f.score;
-            r.document = store_.get(f.id);
-            r.trace.resize(index_count);
-            for (std::size_t i = 0; i < index_count; ++i)
-                if (f.ranks[i]) r.trace[i] = ListTrace{f.ranks[i], scores[i][*f.ranks[i] - 1]};
-            out.push_back(std::move(r));
-        }
-        timings.fusion_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - fusion_start).count();
-        return out;
-    }
+                                             SearchTimings& timings) const;
 
     /// Live documents.
     [[nodiscard]] std::size_t size() const noexcept { return store_.size(); }
@@ -290,14 +193,7 @@ public:
     /// the size of `per_index` (0 or index_count), and, for each nested Retriever, the
     /// options it will receive. Throws InvalidArgument naming the level (`level`, then
     /// ".per_index[i]" for each step down).
-    static void check_search_options(const SearchOptions& options, const std::string& level = "options") {
-        const std::string where = "Retriever::search: " + level;
-        check_fusion_options(options.rrf_k.value_or(0.0), options.weights, index_count, where, "indexes");
-        if (!options.per_index.empty() && options.per_index.size() != index_count)
-            throw InvalidArgument(where + ".per_index: " + std::to_string(options.per_index.size()) +
-                                  " options for " + std::to_string(index_count) + " indexes (give none or one per index)");
-        if (!options.per_index.empty()) check_nested<0>(options, level);
-    }
+    static void check_search_options(const SearchOptions& options, const std::string& level = "options");
 
 private:
     template <std::size_t I>
@@ -312,27 +208,7 @@ private:
 
     /// The options index I receives (see search).
     template <std::size_t I>
-    static const SearchOptions& forwarded(const SearchOptions& options, SearchOptions& scratch) {
-        if (!options.per_index.empty()) {
-            scratch = options.per_index[I];
-            if (options.allowed) {
-                if (scratch.allowed) {
-                    DocSet both = *scratch.allowed;
-                    both &= *options.allowed;
-                    scratch.allowed = std::make_shared<const DocSet>(std::move(both));
-                } else {
-                    scratch.allowed = options.allowed;
-                }
-            }
-            return scratch;
-        }
-        if (!options.candidates && !options.rrf_k && options.weights.empty()) return options;
-        scratch = options;
-        scratch.candidates.reset();
-        scratch.rrf_k.reset();
-        scratch.weights.clear();
-        return scratch;
-    }
+    static const SearchOptions& forwarded(const SearchOptions& options, SearchOptions& scratch);
 
     /// Index I's add_document: a nested Retriever shares the stored document, any other
     /// index reads it.
@@ -503,9 +379,181 @@ private:
     RetrieverOptions options_;
 };
 
+template <SearchIndex... Indexes>
+DocId Retriever<Indexes...>::add_document(Document doc) {
+    const DocId id = store_.next_id();
+    add_document(id, std::move(doc));
+    return id;
+}
+
+template <SearchIndex... Indexes>
+void Retriever<Indexes...>::add_document(DocId id, Document doc) { add_document(id, std::make_shared<const Document>(std::move(doc))); }
+                                         
+                                         template <SearchIndex... Indexes>
+                                         std::vector<DocId> Retriever<Indexes...>::add_documents(std::vector<Document> docs) {
+    // Memory set aside for the undo, released before it runs: when memory runs out
+    // midway, taking the batch back must not need memory the batch used up. Address
+    // space only (never written, so no page is touched): 96 bytes a document + 16 MiB.
+    detail::UndoReserve reserve(docs.size());
+    std::vector<DocId> ids;
+    std::vector<std::shared_ptr<const Document>> stored;
+    ids.reserve(docs.size());
+    stored.reserve(docs.size());
+    try {
+        for (auto& d : docs) {
+            const DocId id = store_.next_id();
+            stored.push_back(store_.insert(id, std::move(d)));
+            ids.push_back(id);
+        }
+    } catch (...) {
+        reserve.release();
+        undo_batch<0>(ids, ids.size());
+        throw;
+    }
+    add_batch_to_indexes<0>(ids, stored, reserve);
+    return ids;
+}
+
+template <SearchIndex... Indexes>
+void Retriever<Indexes...>::remove_document(DocId id) {
+    if (!store_.contains(id)) throw NotFoundError("Retriever::remove_document: no document with DocId " +
+                                                  std::to_string(id));
+    // An index that can remove a document faster knowing its content (BM25Index reads
+    // only the lists of its terms) is given the stored document.
+    const auto doc = store_.get(id);
+    std::apply(
+        [&](auto&... idx) {
+            (
+                [&](auto& index) {
+                    if constexpr (requires { index.remove_document(id, *doc); }) index.remove_document(id, *doc);
+                    else index.remove_document(id);
+                }(idx),
+                ...);
+        },
+        indexes_);
+    store_.erase(id);
+}
+
+template <SearchIndex... Indexes>
+void Retriever<Indexes...>::remove_documents(std::span<const DocId> ids) {
+    std::vector<DocId> sorted(ids.begin(), ids.end());
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+        if (!store_.contains(sorted[i]))
+            throw NotFoundError("Retriever::remove_documents: no document with DocId " + std::to_string(sorted[i]));
+        if (i > 0 && sorted[i] == sorted[i - 1])
+            throw InvalidArgument("Retriever::remove_documents: DocId " + std::to_string(sorted[i]) + " given twice");
+    }
+    std::vector<std::shared_ptr<const Document>> docs;
+    docs.reserve(ids.size());
+    for (const DocId id : ids) docs.push_back(store_.get(id));
+    remove_from_indexes<index_count>(ids, docs);
+    for (const DocId id : ids) store_.erase(id);
+}
+
+template <SearchIndex... Indexes>
+void Retriever<Indexes...>::remove_document(std::string_view key) {
+    auto id = store_.find(key);
+    if (!id) throw NotFoundError("Retriever::remove_document: no document with id '" + std::string(key) + "'");
+    remove_document(*id);
+}
+
+template <SearchIndex... Indexes>
+std::vector<Result> Retriever<Indexes...>::search(std::string_view query, std::size_t k,
+                                                  const SearchOptions& options) const {
+    SearchTimings unused;
+    return search(query, k, options, unused);
+}
+
+template <SearchIndex... Indexes>
+void Retriever<Indexes...>::check_search_options(const SearchOptions& options, const std::string& level) {
+    const std::string where = "Retriever::search: " + level;
+    check_fusion_options(options.rrf_k.value_or(0.0), options.weights, index_count, where, "indexes");
+    if (!options.per_index.empty() && options.per_index.size() != index_count)
+        throw InvalidArgument(where + ".per_index: " + std::to_string(options.per_index.size()) +
+                              " options for " + std::to_string(index_count) + " indexes (give none or one per index)");
+    if (!options.per_index.empty()) check_nested<0>(options, level);
+}
+
+template <SearchIndex... Indexes>
+template <std::size_t I>
+const SearchOptions& Retriever<Indexes...>::forwarded(const SearchOptions& options, SearchOptions& scratch) {
+    if (!options.per_index.empty()) {
+        scratch = options.per_index[I];
+        if (options.allowed) {
+            if (scratch.allowed) {
+                DocSet both = *scratch.allowed;
+                both &= *options.allowed;
+                scratch.allowed = std::make_shared<const DocSet>(std::move(both));
+            } else {
+                scratch.allowed = options.allowed;
+            }
+        }
+        return scratch;
+    }
+    if (!options.candidates && !options.rrf_k && options.weights.empty()) return options;
+    scratch = options;
+    scratch.candidates.reset();
+    scratch.rrf_k.reset();
+    scratch.weights.clear();
+    return scratch;
+}
+
+template <SearchIndex... Indexes>
+void Retriever<Indexes...>::add_document(DocId id, std::shared_ptr<const Document> doc) {
+    auto stored = store_.insert(id, std::move(doc));
+    add_to_indexes<0>(id, stored);
+}
+
+template <SearchIndex... Indexes>
+std::vector<Result> Retriever<Indexes...>::search(std::string_view query, std::size_t k, const SearchOptions& options,
+                                                  SearchTimings& timings) const {
+    check_search_options(options);
+    const double rrf_k = options.rrf_k.value_or(options_.rrf_k);
+    const std::vector<double>& weights = options.weights.empty() ? options_.weights : options.weights;
+    const std::size_t candidates = std::max(options.candidates.value_or(options_.candidates), k);
+
+    // Each index's list, as ids and scores.
+    std::array<std::vector<DocId>, index_count> ids;
+    std::array<std::vector<double>, index_count> scores;
+    timings.index_seconds.assign(index_count, 0.0);
+    query_all<0>(query, candidates, options, weights, ids, scores, timings);
+
+    const auto fusion_start = std::chrono::steady_clock::now();
+    auto fused = reciprocal_rank_fusion(ids, FusionOptions{rrf_k, weights});
+    if (fused.size() > k) fused.resize(k);
+
+    std::vector<Result> out;
+    out.reserve(fused.size());
+    for (auto& f : fused) {
+        Result r;
+        r.id = f.id;
+        r.score = f.score;
+        r.document = store_.get(f.id);
+        r.trace.resize(index_count);
+        for (std::size_t i = 0; i < index_count; ++i)
+            if (f.ranks[i]) r.trace[i] = ListTrace{f.ranks[i], scores[i][*f.ranks[i] - 1]};
+        out.push_back(std::move(r));
+    }
+    timings.fusion_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - fusion_start).count();
+    return out;
+}
+
 template <class... I>
 Retriever(I...) -> Retriever<I...>;
 template <class... I>
 Retriever(RetrieverOptions, I...) -> Retriever<I...>;
 
 }  // namespace ragpp
+
+// With ragpp::compiled (RAGPP_COMPILED), the README's Retriever (BM25 with the English
+// analyzer, flat vectors of the hashing embedder) comes compiled from the library
+// (src/instances.cpp), with its two indexes (index/bm25.hpp, index/vector.hpp).
+#ifdef RAGPP_COMPILED
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/index/vector.hpp>
+namespace ragpp {
+extern template class Retriever<BM25Index<EnglishAnalyzer>, VectorIndex<HashingEmbedder, Flat>>;
+}  // namespace ragpp
+#endif
