@@ -51,10 +51,10 @@ function(ragpp_target_options target)
     RAGPP_SHARED_DIR="${RAGPP_SHARED_DATA_DIR}"
     RAGPP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   if(RAGPP_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-    # Sanitizer builds keep the line tables and inlined frames (every report names the
+    # Sanitizer builds keep -g's line tables and inlined frames (every report names the
     # right function, file and line) but not GCC's variable-location tracking, a third
-    # of their compile time with -g (docs/getting-started.md, "CI time"); the presets
-    # asan and tsan use -g1, which has no variables to track.
+    # of their compile time (docs/getting-started.md, "CI time"). -g1 instead of -g saves
+    # 2% more (measured there), so the presets keep -g.
     target_compile_options(${target} PRIVATE -fno-var-tracking -fno-var-tracking-assignments)
   endif()
   if(RAGPP_SANITIZE STREQUAL "thread")

@@ -1350,6 +1350,32 @@ TEST_CASE("index_folder: build, then updates that equal a fresh build, counted b
     CHECK(fourth.generation == 4);
 }
 
+TEST_CASE("index_folder: an update without walk options walks as the index was walked", "[engine][index_folder]") {
+    std::mt19937 rng(37);
+    ragpp_test::TempDir corpus, tmp;
+    const fs::path out = tmp.path / "idx";
+    write_file(corpus.path / "seen.md", random_note(rng), 0);
+    write_file(corpus.path / ".hidden" / "kept.md", random_note(rng), 1);
+    auto o = folder_options();
+    o.corpus = CorpusOptions{};
+    o.corpus->hidden = true;
+    REQUIRE(index_folder(corpus.path, out, o).counts.sources == 2);
+    CHECK(Engine::open(out).corpus_options().hidden);
+
+    // Unset: the recorded walk (hidden files still walked); nothing removed.
+    const auto same = index_folder(corpus.path, out, {});
+    CHECK(same.counts.unchanged == 2);
+    CHECK(same.counts.removed == 0);
+    // Set: walked as given, and recorded in turn.
+    IndexFolderOptions plain;
+    plain.corpus = CorpusOptions{};
+    const auto narrower = index_folder(corpus.path, out, plain);
+    CHECK(narrower.counts.removed == 1);
+    CHECK(narrower.counts.unchanged == 1);
+    CHECK_FALSE(Engine::open(out).corpus_options().hidden);
+    CHECK(index_folder(corpus.path, out, {}).counts.unchanged == 1);
+}
+
 TEST_CASE("index_folder: another setting rebuilds and names it, a damaged folder is rebuilt, leftovers go",
           "[engine][index_folder]") {
     std::mt19937 rng(32);

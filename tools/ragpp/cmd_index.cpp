@@ -17,7 +17,8 @@ int run_index(cli::ArgParser& p) {
     options.rebuild = p.has("rebuild");
     options.threads = p.count("threads");
     const auto corpus_settings = cli::corpus_options(p);
-    options.corpus = corpus_settings.options;
+    // No walk flag: walk as the index was walked (its recorded options); any: as given.
+    if (corpus_settings.walk_given) options.corpus = corpus_settings.options;
     cli::apply_context_options(p, options);
     const std::string corpus = p.get("CORPUS"), out = p.get("out");
     options.decided = [&](const ragpp::IndexFolderReport& r) {
@@ -61,7 +62,11 @@ const cli::Register register_index{{"index", "chunk and index a corpus into an i
                                  "section's heading: 'guide/install.md:12'.\n"
                                  "Over an existing index, only new, changed and deleted files are re-read; it prints "
                                  "'3 added, 1 changed, 2 removed, 410 unchanged'. A .jsonl or BEIR corpus is one source: "
-                                 "re-read whole when it changed.");
+                                 "re-read whole when it changed.\n"
+                                 "The walk flags (--hidden, --no-ignore, --follow-symlinks, --skip-unreadable) are "
+                                 "recorded with the index: an update given none of them walks the corpus as the index "
+                                 "was walked; given any, as given (those not given are off); --rebuild starts from the "
+                                 "defaults.");
                          },
                          run_index}};
 

@@ -340,6 +340,7 @@ CorpusSettings corpus_options(const ArgParser& p) {
     s.options.skip_unreadable = p.has("skip-unreadable");
     s.options.hidden = p.has("hidden");
     s.options.ignore_files = !p.has("no-ignore");
+    s.walk_given = p.has("follow-symlinks") || p.has("skip-unreadable") || p.has("hidden") || p.has("no-ignore");
     if (p.given("contexts")) s.options.contexts_file = unless_none(p.get("contexts"));
     if (p.given("context-command")) s.options.context_command = unless_none(p.get("context-command"));
     s.options.context_timeout = p.number("context-timeout");

@@ -68,6 +68,8 @@ bool check_sources(const ArgParser& p);
 /// The corpus walk's options, and whether to list every skipped entry.
 struct CorpusSettings {
     ragpp::CorpusOptions options;
+    /// Whether any of the walk's flags was given (ragpp index: none given, the index's walk).
+    bool walk_given = false;
     bool verbose = false;
 };
 /// --follow-symlinks, --skip-unreadable, --hidden, --no-ignore, --verbose and the context

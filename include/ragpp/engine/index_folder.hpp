@@ -60,7 +60,11 @@ class Engine;
 
 struct IndexFolderOptions {
     IndexSettings settings;
-    CorpusOptions corpus;
+    /// The corpus walk (hidden files, symbolic links, ignore files, extensions...; its
+    /// context fields aside, which the three below replace). Unset: the walk the index was
+    /// built with, recorded with each generation (CorpusOptions's defaults for a new index,
+    /// or with `rebuild`), so an update walks the corpus as the first build did.
+    std::optional<CorpusOptions> corpus;
     /// Build a new generation even when the current one could be updated.
     bool rebuild = false;
     /// Contexts (io/contexts.hpp; CorpusOptions's fields of the same names, which these

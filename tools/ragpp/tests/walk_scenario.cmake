@@ -7,8 +7,10 @@
 #     fence) locks its note: a warning names the file and the key, the run goes on; the
 #     note is found by no search without --as, nor --as hr, only by --as-all; TOML front
 #     matter, a BOM and a blank line before the fence are read (found by --as hr only);
-#  3. --hidden and --no-ignore walk what they name; a file that becomes ignored leaves
-#     the index on the next ragpp index;
+#  3. --hidden and --no-ignore walk what they name, and are recorded: an update without
+#     them walks as before (nothing removed), one with another walk flag walks as told,
+#     --rebuild from the defaults; a file that becomes ignored leaves the index on the next
+#     ragpp index;
 #  4. --unlabelled private: a note without groups is for --as-all only, and is recorded
 #     in the index (an update keeps it, another value rebuilds).
 file(REMOVE_RECURSE ${DIR})
@@ -100,6 +102,14 @@ foreach(found "\\.trash/old\\.md" "\\.obsidian/workspace\\.md" "drafts/plan\\.md
   expect("${o}" "${found}" "--hidden --no-ignore finds ${found}")
 endforeach()
 expect_not("${o}" "\\.git/" "never .git")
+run(0 o index ${W} --out ${DIR}/idx-all --quiet)
+expect("${o}" "^0 added, 0 changed, 0 removed, 19 unchanged\n" "an update without walk flags walks as recorded")
+run(0 o index ${W} --out ${DIR}/idx-all --quiet --hidden)
+expect("${o}" "^0 added, 0 changed, 3 removed, 16 unchanged\n" "a walk flag given: the set as given (ignore files read again)")
+run(0 o index ${W} --out ${DIR}/idx-all --quiet)
+expect("${o}" "^0 added, 0 changed, 0 removed, 16 unchanged\n" "then recorded in turn")
+run(0 o index ${W} --out ${DIR}/idx-all --quiet --rebuild)
+expect("${o}" "indexed 14 chunks from 13 files" "--rebuild: the default walk, as the first index (step 1)")
 file(APPEND ${W}/.gitignore "fr/\n")
 run(0 o index ${W} --out ${DIR}/idx --quiet)
 expect("${o}" "^0 added, 0 changed, 1 removed, 12 unchanged\n" "fr/ now ignored: removed")

@@ -169,9 +169,9 @@ RAGPP_FUNC IndexFolderReport index_folder(const std::filesystem::path& corpus, c
         report.action = IndexAction::rebuilt_settings;
         report.reason = index_settings_difference(engine->config(), config);
     }
-    // The contexts: as asked, else the index's.
-    CorpusOptions scan = options.corpus;
+    // The walk: as asked, else the index's. The contexts: as asked, else the index's.
     const CorpusOptions saved = engine ? engine->corpus_options() : CorpusOptions{};
+    CorpusOptions scan = options.corpus.value_or(saved);
     if (options.contexts_file) {
         scan.contexts_file.clear();
         if (!options.contexts_file->empty()) {
