@@ -47,9 +47,11 @@ ensure_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 }
 
-# build_preset NAME: configures (once) and builds the preset.
+# build_preset NAME [-DVAR=VALUE...]: configures and builds the preset, with the cache
+# variables given (they override the preset's).
 build_preset() {
   local preset=$1
+  shift
   cd "$RAGPP_ROOT"
   log "configure ($preset)"
   local launcher=()
@@ -58,7 +60,7 @@ build_preset() {
     export CCACHE_BASEDIR="$RAGPP_ROOT" CCACHE_NOHASHDIR=1
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
-  cmake --preset "$preset" -G Ninja "${launcher[@]}"
+  cmake --preset "$preset" -G Ninja "${launcher[@]}" "$@"
   log "build ($preset, $JOBS jobs)"
   cmake --build --preset "$preset" -j "$JOBS"
 }
