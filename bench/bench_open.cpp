@@ -31,6 +31,7 @@
 // With --files F the corpus is a folder of F Markdown files (many sources): file f holds
 // documents [f * docs / F, (f + 1) * docs / F), each a "## s<d>" section (one chunk), with
 // the metadata of its first document as front matter.
+#include <ragpp/engine/documents.hpp>
 #include <ragpp/engine/engine.hpp>
 
 #include <algorithm>
@@ -201,16 +202,16 @@ void breakdown(const std::filesystem::path& dir) {
     auto store = timed("documents_bin_open", [&] { return ragpp::DocumentStore::open(g.dir / "documents.bin", Engine::default_open); });
     const auto config = Engine::config_from_json(g.info.at("settings"));
     auto bm25 = timed("bm25_load", [&] {
-        return Engine::Bm25::load(g.dir / "bm25.idx", ragpp::AnyAnalyzer(config.analyzer), Engine::default_open);
+        return ragpp::EngineBm25::load(g.dir / "bm25.idx", ragpp::AnyAnalyzer(config.analyzer), Engine::default_open);
     });
     auto vectors = timed("vector_load", [&] {
-        return Engine::Vectors::load(g.dir / "vector.idx", ragpp::make_any_embedder(config), {}, Engine::default_open);
+        return ragpp::EngineVectors::load(g.dir / "vector.idx", ragpp::make_any_embedder(config), {}, Engine::default_open);
     });
     const std::size_t chunks = store.size();
-    Engine::Hybrid hybrid(std::move(store), ragpp::RetrieverOptions{}, std::move(bm25), std::move(vectors));
+    ragpp::EngineHybrid hybrid(std::move(store), ragpp::RetrieverOptions{}, std::move(bm25), std::move(vectors));
     const ragpp::CollectionOptions collection;
     const auto docs = timed("places_metadata_load", [&] {
-        return Engine::Documents::load(std::move(hybrid), collection, g.dir / "places.bin", g.dir / "metadata.bin",
+        return ragpp::EngineDocuments::load(std::move(hybrid), collection, g.dir / "places.bin", g.dir / "metadata.bin",
                                        Engine::default_open);
     });
     const auto e = timed("engine_open", [&] { return Engine::open(dir, 1); });

@@ -5,7 +5,11 @@
 // retrieve/retriever.hpp), which then compiles none of their members again
 // (docs/getting-started.md, "Build time"). Any other configuration is instantiated in the
 // program, header-only, as before.
+#include <ragpp/index/bm25.hpp>
+#include <ragpp/index/vector.hpp>
 #include <ragpp/retrieve/retriever.hpp>
+#include <ragpp/text/analyzer.hpp>
+#include <ragpp/embed/hashing.hpp>
 
 namespace ragpp {
 template class BM25Index<EnglishAnalyzer>;

@@ -5,6 +5,7 @@
 // single-file corpora, BM25Index::idf.
 #include <catch2/catch.hpp>
 
+#include <ragpp/engine/documents.hpp>  // Engine::documents()
 #include <ragpp/engine/engine.hpp>
 #include <ragpp/engine/evaluation_run.hpp>
 #include <ragpp/engine/index_folder.hpp>

@@ -21,7 +21,7 @@ const std::string ragpp_default_min_confidence = [] {
 }();
 
 int run_ask(cli::ArgParser& p) {
-    auto engine = cli::Engine::open(p.get("DIR"), p.count("threads"));
+    auto engine = ragpp::Engine::open(p.get("DIR"), p.count("threads"));
     // This query's search settings: the options over the index's saved defaults.
     ragpp::SearchSettings settings = engine.config().search;
     cli::apply_search_options(p, settings);

@@ -10,7 +10,7 @@ namespace {
 
 int run_check(cli::ArgParser& p) {
     const std::string dir = p.get("DIR");
-    const auto engine = cli::Engine::check(dir, 1);
+    const auto engine = ragpp::Engine::check(dir, 1);
     // The index may be intact and still read from a folder that is gone.
     std::error_code ec;
     if (!std::filesystem::is_directory(engine.corpus_root(), ec)) {

@@ -212,9 +212,9 @@ int run_eval(cli::ArgParser& p) {
     for (const auto& file : p.all("run")) plan.runs.push_back(ragpp::read_trec_run(file));
     // The plan's mistakes (a pipeline or a run given twice) are the user's: exit 2, before indexing.
     (void)cli::usage_of([&] { return ragpp::evaluation_pipelines(plan, config); });
-    const auto engine = cli::Engine::build(p.get("CORPUS"), config, cli::corpus_options(p), progress);
+    const auto engine = cli::build_engine(p.get("CORPUS"), config, cli::corpus_options(p), progress);
     plan.principal = cli::principal(p);
-    const auto report = engine.evaluate(std::move(questions), plan, progress);
+    const auto report = cli::evaluate(engine, std::move(questions), plan, progress);
     print_warnings(report);
 
     if (p.has("json")) std::cout << cli::dump_json(report.to_json(), 2) << "\n";

@@ -9,7 +9,7 @@ namespace {
 
 int run_get(cli::ArgParser& p) {
     const auto reader = cli::principal(p);
-    auto engine = cli::Engine::open(p.get("DIR"));
+    auto engine = ragpp::Engine::open(p.get("DIR"));
     cli::Reply reply;
     try {
         reply = cli::get(engine, p.get("SOURCE"), reader);

@@ -7,7 +7,7 @@
 namespace {
 
 int run_search(cli::ArgParser& p) {
-    auto engine = cli::Engine::open(p.get("DIR"), p.count("threads"));
+    auto engine = ragpp::Engine::open(p.get("DIR"), p.count("threads"));
     cli::SearchRequest rq;
     rq.query = p.get("QUERY");
     rq.k = p.count("k");

@@ -314,7 +314,7 @@ int run_serve(cli::ArgParser& p) {
     if (watch)
         indexer = periodic(interval, [&slot, last_error = std::string()]() mutable {
             try {
-                if (const auto r = slot.current()->update_if_pending(slot.dir())) {
+                if (const auto r = ragpp::update_if_pending(*slot.current(), slot.dir(), 1)) {
                     std::fprintf(stderr, "ragpp serve: re-indexed: %zu added, %zu changed, %zu removed: generation %llu\n",
                                  r->counts.added, r->counts.changed, r->counts.removed,
                                  static_cast<unsigned long long>(r->generation));

@@ -3,6 +3,7 @@
 
 #include "progress.hpp"
 
+#include <ragpp/engine/documents.hpp>
 #include <ragpp/engine/engine.hpp>
 #include <ragpp/engine/evaluation_run.hpp>
 #include <ragpp/engine/index_folder.hpp>
@@ -406,51 +407,27 @@ ragpp::IndexFolderReport index_folder(const std::filesystem::path& corpus, const
     return report;
 }
 
-struct Engine::Impl {
-    ragpp::Engine engine;
-};
-
-Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Engine::Engine(Engine&&) noexcept = default;
-Engine& Engine::operator=(Engine&&) noexcept = default;
-Engine::~Engine() = default;
-
-Engine Engine::build(const std::filesystem::path& corpus, const EngineConfig& config, const CorpusSettings& options,
-                     bool progress) {
+Engine build_engine(const std::filesystem::path& corpus, const EngineConfig& config, const CorpusSettings& options,
+                    bool progress) {
     make_embedder(config);  // a malformed --embedder is a usage error
     auto bar = std::make_shared<std::unique_ptr<Progress>>();
     auto engine = ragpp::Engine::build(corpus, config, options.options, bar_for(bar, progress));
     if (*bar) (*bar)->finish();
     report_corpus(engine, options.verbose);
-    return Engine(std::make_unique<Impl>(Impl{std::move(engine)}));
+    return engine;
 }
 
-Engine Engine::open(const std::filesystem::path& dir, std::size_t threads, bool verify) {
-    return Engine(std::make_unique<Impl>(
-        Impl{ragpp::Engine::open(dir, threads, ragpp::OpenOptions{.mmap = true, .verify = verify})}));
-}
-
-Engine Engine::check(const std::filesystem::path& dir, std::size_t threads) {
-    return Engine(std::make_unique<Impl>(Impl{ragpp::Engine::check(dir, threads)}));
-}
-
-
-ragpp::EngineResults Engine::search(const std::string& query, const ragpp::EngineQuery& q) const {
+ragpp::EngineResults search(const Engine& engine, const std::string& query, const ragpp::EngineQuery& q) {
     check_reranker(q.reranker);
     try {
-        return impl_->engine.search(query, q);
+        return engine.search(query, q);
     } catch (const ragpp::InvalidArgument& e) {  // a query without any searchable term
         throw UsageError(e.what());
     }
 }
 
-ragpp::EngineAnswer Engine::answer(const std::string& question, const ragpp::EngineQuery& q,
-                                   const ragpp::AnswerOptions& options) const {
-    return impl_->engine.answer(question, q, options);
-}
-
-ragpp::EvaluationRunReport Engine::evaluate(ragpp::QuestionSet questions, const ragpp::EvaluationPlan& plan,
-                                            bool progress) const {
+ragpp::EvaluationRunReport evaluate(const Engine& engine, ragpp::QuestionSet questions, const ragpp::EvaluationPlan& plan,
+                                    bool progress) {
     auto p = plan;
     std::unique_ptr<Progress> bar;  // one per pipeline
     if (progress)
@@ -459,25 +436,7 @@ ragpp::EvaluationRunReport Engine::evaluate(ragpp::QuestionSet questions, const 
             else if (bar) bar->tick();
             if (bar && done == total) bar.reset();
         };
-    return ragpp::run_evaluation(impl_->engine, std::move(questions), p);
+    return ragpp::run_evaluation(engine, std::move(questions), p);
 }
-
-ragpp::NeighbourFn Engine::neighbours() const { return impl_->engine.neighbours(); }
-std::string Engine::filter_hint(const std::vector<std::string>& filters, const ragpp::Principal& reader) const {
-    return impl_->engine.filter_hint(filters, reader);
-}
-std::filesystem::path Engine::corpus_root() const { return impl_->engine.corpus_root(); }
-std::string Engine::corpus_kind() const { return impl_->engine.corpus_kind(); }
-std::optional<ragpp::IndexFolderReport> Engine::update_if_pending(const std::filesystem::path& dir) const {
-    return ragpp::update_if_pending(impl_->engine, dir, 1);
-}
-const EngineConfig& Engine::config() const { return impl_->engine.config(); }
-std::size_t Engine::size() const { return impl_->engine.size(); }
-std::size_t Engine::source_count() const { return impl_->engine.documents().source_count(); }
-std::uint64_t Engine::generation() const { return impl_->engine.generation(); }
-ragpp::SourceText Engine::reopen(const std::string& spec, const ragpp::Principal& reader) const {
-    return impl_->engine.reopen(spec, reader);
-}
-ragpp::IndexStatus Engine::status(const ragpp::Principal& reader) const { return impl_->engine.status(reader); }
 
 }  // namespace cli

@@ -1,15 +1,14 @@
 // The ragpp tool's side of ragpp::Engine (include/ragpp/engine/engine.hpp): the
-// options that shape an engine and a query, read from the command line, progress bars,
-// and cli::Engine, a compile firewall: it forwards to a ragpp::Engine that only
-// engine.cpp instantiates, so the subcommands include only the light
-// ragpp/engine/config.hpp. The engine itself (corpus, index folder, incremental sync,
-// freshness, access) is the library's.
+// options that shape an engine and a query, read from the command line, and progress
+// bars. The engine itself (corpus, index folder, incremental sync, freshness, access) is
+// the library's; the tool links its compiled objects and parses its interface only.
 #pragma once
 
 #include <ragpp/answer/evidence.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/engine/config.hpp>
+#include <ragpp/engine/engine.hpp>
 #include <ragpp/engine/index_folder.hpp>
 #include <ragpp/eval/evaluate.hpp>
 #include <ragpp/eval/question.hpp>
@@ -109,56 +108,22 @@ std::vector<double> parse_weights(const std::string& text, const std::string& wh
 ragpp::IndexFolderReport index_folder(const std::filesystem::path& corpus, const std::filesystem::path& out,
                                       ragpp::IndexFolderOptions options, bool verbose, bool progress);
 
-/// A ragpp::Engine (see the top of this file); errors are the library's, except a query
-/// without any searchable term, a usage error.
-class Engine {
-public:
-    /// ragpp::Engine::build, with a progress bar on stderr when `progress`; then, on
-    /// stderr, the scan's notes, the binary and not-UTF-8 files skipped, the summary of
-    /// what was skipped (every entry with options.verbose) and a warning per locked note.
-    static Engine build(const std::filesystem::path& corpus, const EngineConfig& config, const CorpusSettings& options,
-                        bool progress);
-    /// ragpp::Engine::open: mapped, sizes and structure checked; `verify` also checks
-    /// every checksum (ragpp index does, before it carries chunks over into a new generation).
-    static Engine open(const std::filesystem::path& dir, std::size_t threads = 0, bool verify = false);
-    /// ragpp::Engine::check: opened with every checksum and every chunk verified.
-    static Engine check(const std::filesystem::path& dir, std::size_t threads = 0);
-    Engine(Engine&&) noexcept;
-    Engine& operator=(Engine&&) noexcept;
-    ~Engine();
+/// The library's engine: the tool holds no engine of its own (ragpp/engine/engine.hpp is
+/// its interface only, the definitions being in ragpp::compiled's engine objects).
+using Engine = ragpp::Engine;
 
-    [[nodiscard]] ragpp::EngineResults search(const std::string& query, const ragpp::EngineQuery& q) const;
-    /// ragpp::Engine::answer: the decision ragpp ask prints.
-    [[nodiscard]] ragpp::EngineAnswer answer(const std::string& question, const ragpp::EngineQuery& q,
-                                             const ragpp::AnswerOptions& options) const;
-    /// ragpp::run_evaluation with a progress bar per pipeline.
-    [[nodiscard]] ragpp::EvaluationRunReport evaluate(ragpp::QuestionSet questions, const ragpp::EvaluationPlan& plan,
-                                                      bool progress) const;
-    [[nodiscard]] ragpp::NeighbourFn neighbours() const;
-    /// ragpp::Engine::filter_hint and corpus_root.
-    [[nodiscard]] std::string filter_hint(const std::vector<std::string>& filters, const ragpp::Principal& reader) const;
-    [[nodiscard]] std::filesystem::path corpus_root() const;
-    /// "folder", "jsonl" or "beir" (ragpp::Engine::corpus_kind).
-    [[nodiscard]] std::string corpus_kind() const;
-    [[nodiscard]] const EngineConfig& config() const;
-    /// Chunks, and source files.
-    [[nodiscard]] std::size_t size() const;
-    [[nodiscard]] std::size_t source_count() const;
-    /// The generation opened (0 when built in memory).
-    [[nodiscard]] std::uint64_t generation() const;
-    /// ragpp::Engine::reopen (ragpp get) and ragpp::Engine::status.
-    [[nodiscard]] ragpp::SourceText reopen(const std::string& spec, const ragpp::Principal& reader) const;
-    [[nodiscard]] ragpp::IndexStatus status(const ragpp::Principal& reader) const;
-    /// ragpp::update_if_pending: re-indexes the folder `dir` this engine was opened from
-    /// when its corpus changed (ragpp serve --watch).
-    [[nodiscard]] std::optional<ragpp::IndexFolderReport> update_if_pending(const std::filesystem::path& dir) const;
-
-    struct Impl;
-
-private:
-    explicit Engine(std::unique_ptr<Impl> impl);
-    std::unique_ptr<Impl> impl_;
-};
+/// ragpp::Engine::build, with a progress bar on stderr when `progress`; then, on stderr,
+/// the scan's notes, the binary and not-UTF-8 files skipped, the summary of what was
+/// skipped (every entry with options.verbose) and a warning per locked note. A malformed
+/// --embedder is a usage error.
+[[nodiscard]] Engine build_engine(const std::filesystem::path& corpus, const EngineConfig& config,
+                                  const CorpusSettings& options, bool progress);
+/// engine.search, a reranker name the tool does not know and a query without any
+/// searchable term being usage errors (exit 2).
+[[nodiscard]] ragpp::EngineResults search(const Engine& engine, const std::string& query, const ragpp::EngineQuery& q);
+/// ragpp::run_evaluation with a progress bar per pipeline.
+[[nodiscard]] ragpp::EvaluationRunReport evaluate(const Engine& engine, ragpp::QuestionSet questions,
+                                                  const ragpp::EvaluationPlan& plan, bool progress);
 
 /// Embeds `texts` with the embedder `config` names (the `ragpp embed` subcommand);
 /// a progress bar on stderr when `progress`.

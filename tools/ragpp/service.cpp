@@ -147,7 +147,7 @@ void no_request_fields(const nlohmann::json& fields, const char* member) { Field
 Reply search(const Engine& engine, const SearchRequest& rq) {
     ragpp::SearchMode mode{};
     const ragpp::EngineQuery q = engine_query(engine, rq, mode);
-    const auto found = engine.search(rq.query, q);
+    const auto found = cli::search(engine, rq.query, q);
     Reply out;
     stale_warnings(found.stale_sources, out);
     const auto& results = found.results;

@@ -1326,3 +1326,5 @@ namespace ragpp {
 extern template class BM25Index<EnglishAnalyzer>;
 }  // namespace ragpp
 #endif
+#define RAGPP_DETAIL_HAS_BM25_INDEX 1
+#include <ragpp/detail/readme_instances.hpp>

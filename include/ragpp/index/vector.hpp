@@ -1109,3 +1109,5 @@ namespace ragpp {
 extern template class VectorIndex<HashingEmbedder, Flat>;
 }  // namespace ragpp
 #endif
+#define RAGPP_DETAIL_HAS_VECTOR_INDEX 1
+#include <ragpp/detail/readme_instances.hpp>

@@ -547,13 +547,7 @@ Retriever(RetrieverOptions, I...) -> Retriever<I...>;
 
 }  // namespace ragpp
 
-// With ragpp::compiled (RAGPP_COMPILED), the README's Retriever (BM25 with the English
-// analyzer, flat vectors of the hashing embedder) comes compiled from the library
-// (src/instances.cpp), with its two indexes (index/bm25.hpp, index/vector.hpp).
-#ifdef RAGPP_COMPILED
-#include <ragpp/index/bm25.hpp>
-#include <ragpp/index/vector.hpp>
-namespace ragpp {
-extern template class Retriever<BM25Index<EnglishAnalyzer>, VectorIndex<HashingEmbedder, Flat>>;
-}  // namespace ragpp
-#endif
+// With ragpp::compiled (RAGPP_COMPILED), the README's Retriever comes compiled from the
+// library (src/instances.cpp), declared once all three templates are (detail/readme_instances.hpp).
+#define RAGPP_DETAIL_HAS_RETRIEVER 1
+#include <ragpp/detail/readme_instances.hpp>

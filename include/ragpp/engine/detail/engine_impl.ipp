@@ -6,6 +6,8 @@
 // the declarations, in order impl, index, query; so do src/engine_*.cpp.
 #pragma once
 
+#include <ragpp/engine/documents.hpp>
+
 namespace ragpp {
 
 struct Engine::Impl {
@@ -463,8 +465,8 @@ struct Engine::Impl {
             throw InvalidArgument("corpus '" + corpus.string() + "' is a " + new_kind + " corpus, the index was built from a " +
                                   kind + " corpus: rebuild it");
         if (!counts) {
-            docs.emplace(Hybrid(retriever_options(config), Bm25(AnyAnalyzer(config.analyzer), bm25_params(config)),
-                                Vectors(make_any_embedder(config))),
+            docs.emplace(EngineHybrid(retriever_options(config), EngineBm25(AnyAnalyzer(config.analyzer), bm25_params(config)),
+                                EngineVectors(make_any_embedder(config))),
                          collection_options(config));
             make_rerankers();
         }

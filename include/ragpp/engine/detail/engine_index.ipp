@@ -259,8 +259,8 @@ RAGPP_FUNC Engine Engine::open_parts(const std::filesystem::path& dir, const Ope
     if (manifest.size() != source_count)
         throw FormatError(where + ": sources.bin lists " + std::to_string(manifest.size()) + " sources, the info says " +
                           std::to_string(source_count));
-    auto bm25 = Bm25::load(g.dir / "bm25.idx", AnyAnalyzer(c.analyzer), parts);
-    auto vectors = Vectors::load(g.dir / "vector.idx", make_any_embedder(c), VectorIndexOptions{}, parts);
+    auto bm25 = EngineBm25::load(g.dir / "bm25.idx", AnyAnalyzer(c.analyzer), parts);
+    auto vectors = EngineVectors::load(g.dir / "vector.idx", make_any_embedder(c), VectorIndexOptions{}, parts);
     // Every part must hold the same chunks under the same DocIds: the counts always,
     // each DocId with verify.
     auto disagree = [&](const std::string& part, std::size_t n) {
@@ -271,7 +271,7 @@ RAGPP_FUNC Engine Engine::open_parts(const std::filesystem::path& dir, const Ope
     if (vectors.size() != store.size()) throw disagree("vector.idx", vectors.size());
     Engine e(c);
     auto& im = *e.impl_;
-    Hybrid hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors));
+    EngineHybrid hybrid(std::move(store), retriever_options(c), std::move(bm25), std::move(vectors));
     im.docs.emplace(read_part("places.bin", [&](const std::filesystem::path& p) {
         return Documents::load(std::move(hybrid), collection_options(c), p, g.dir / "metadata.bin", structure);
     }));
@@ -394,12 +394,12 @@ RAGPP_FUNC void Engine::write_sources(const std::filesystem::path& path, const S
         w.put(r->scanned_ns);
         w.u64(r->hash);
     }
-    w.save(path, sources_format);
+    w.save(path, detail::engine::sources_format);
 }
 
 RAGPP_FUNC SourceManifest Engine::read_sources(const std::filesystem::path& path, OpenOptions options) {
     const detail::FileBytes bytes(path, false);  // small: one record a source
-    detail::BinaryReader in(bytes.view(), sources_format, path.string(), options.verify);
+    detail::BinaryReader in(bytes.view(), detail::engine::sources_format, path.string(), options.verify);
     SourceManifest m;
     const std::size_t n = in.count("source count", 36);
     for (std::size_t i = 0; i < n; ++i) {

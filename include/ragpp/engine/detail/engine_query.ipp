@@ -403,8 +403,15 @@ RAGPP_FUNC void Engine::set_search_defaults(SearchSettings settings) {
 }
 
 RAGPP_FUNC std::size_t Engine::size() const noexcept { return impl_->docs->retriever().size(); }
+RAGPP_FUNC std::size_t Engine::source_count() const noexcept { return impl_->docs->source_count(); }
 
 RAGPP_FUNC const Engine::Documents& Engine::documents() const noexcept { return *impl_->docs; }
+
+RAGPP_FUNC void Engine::for_each_chunk(const std::function<void(const Document&)>& f) const {
+    const auto& r = documents().retriever();
+    for (DocId id = 0; id < r.store().capacity(); ++id)
+        if (auto d = r.document(id)) f(*d);
+}
 
 RAGPP_FUNC const SourceManifest& Engine::manifest() const noexcept { return impl_->manifest; }
 
