@@ -7,12 +7,19 @@
 //   build   wall and CPU seconds of inserting the base, per library (ragpp: one add_vector
 //           per word by default; --threads T: add_vectors by batches on T threads, CPU of
 //           the process; --int8 1: int8 rows instead of float32)
-//   search  per ef_search: recall@10 and queries per second (CPU time and wall), per library
+//   search  per ef_search: recall@10 and queries per second (CPU time and wall), per library,
+//           the libraries alternating rep by rep, and their ratio
+//   at_recall  queries per second of each at recall@10 0.90, 0.95 and 0.97, interpolated
+//           on each curve between the two efs around it, and the ratio
 //   filter  ragpp only: a filter keeping 50/10/1/0.1% of the base, the graph search
 //           (exact_filter_factor 0) beside the exact scan of the allowed set, to place the
 //           switch between them (HnswOptions::exact_filter_factor)
 // Usage: bench_hnsw [--glove PATH] [--limit N] [--queries Q] [--M 16] [--efc 200] [--threads T]
-//                   [--int8 0|1] [--filters 0|1]
+//                   [--int8 0|1] [--filters 0|1] [--graphs DIR] [--efs 10,32,...] [--reps 5]
+// hnswlib is compiled with its users' flags (bench/hnswlib_peer.cpp, RAGPP_BENCH_HNSWLIB_FLAGS,
+// printed as "hnswlib_flags"); ragpp with the project's, its kernels chosen at run time.
+// --graphs DIR keeps both graphs there (saved after a build, loaded by the next run with
+// the same data and parameters): the search figures can then be re-run without building.
 // The machine may be loaded: CPU time (CLOCK_THREAD_CPUTIME_ID) is the figure to compare.
 #include <ragpp/index/hnsw.hpp>
 #include <ragpp/index/vector.hpp>
@@ -26,18 +33,15 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
-#if __has_include(<hnswlib/hnswlib.h>)
-#include <hnswlib/hnswlib.h>
-#define RAGPP_HAVE_HNSWLIB 1
-#else
-#define RAGPP_HAVE_HNSWLIB 0
-#endif
+#include "hnswlib_peer.hpp"
 
 namespace {
 
@@ -89,6 +93,9 @@ int main(int argc, char** argv) {
     std::string path = std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.cache/ragpp/glove-6B-100d.w2v.txt";
     std::size_t limit = 0, nq = 1000, M = 16, efc = 200, threads = 0;
     bool int8 = false, filters = true;
+    std::string graphs;
+    std::size_t reps = 5;
+    std::vector<std::size_t> efs = {10, 16, 24, 32, 48, 64, 96, 128, 200, 300, 400};
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         const char* v = argv[i + 1];
@@ -100,6 +107,16 @@ int main(int argc, char** argv) {
         else if (a == "--threads") threads = std::stoul(v);
         else if (a == "--int8") int8 = std::stoul(v) != 0;
         else if (a == "--filters") filters = std::stoul(v) != 0;
+        else if (a == "--graphs") graphs = v;
+        else if (a == "--reps") reps = std::max<std::size_t>(1, std::stoul(v));
+        else if (a == "--efs") {
+            efs.clear();
+            for (std::string t = v; !t.empty();) {
+                const auto comma = t.find(',');
+                efs.push_back(std::stoul(t.substr(0, comma)));
+                t = comma == std::string::npos ? std::string() : t.substr(comma + 1);
+            }
+        }
         else {
             std::fprintf(stderr, "unknown option %s\n", a.c_str());
             return 2;
@@ -146,10 +163,16 @@ int main(int argc, char** argv) {
     const std::size_t n = base.size();
     const auto vec = [&](std::size_t r) { return std::span<const float>(all.data() + r * dim, dim); };
     std::printf("{\"data\": \"glove-6B-100d\", \"base\": %zu, \"queries\": %zu, \"dim\": %zu, \"M\": %zu, "
-                "\"ef_construction\": %zu, \"simd\": \"%s\", \"hnswlib\": %s}\n",
+                "\"ef_construction\": %zu, \"simd\": \"%s\", \"hnswlib\": %s, \"hnswlib_flags\": \"%s\"}\n",
                 n, nq, dim, M, efc, std::string(ragpp::detail::simd::isa_name(ragpp::detail::simd::kernels().isa)).c_str(),
-                RAGPP_HAVE_HNSWLIB ? "true" : "false");
-    if (!RAGPP_HAVE_HNSWLIB) std::printf("{\"note\": \"hnswlib not installed: ragpp alone\"}\n");
+                bench::HnswlibPeer::available() ? "true" : "false", bench::HnswlibPeer::flags().c_str());
+    if (!bench::HnswlibPeer::available()) std::printf("{\"note\": \"hnswlib not installed: ragpp alone\"}\n");
+    // Where --graphs keeps the two graphs of this data and these parameters.
+    const std::string key = "glove" + std::to_string(dim) + "-n" + std::to_string(n) + "-q" + std::to_string(nq) + "-M" +
+                            std::to_string(M) + "-efc" + std::to_string(efc) + (int8 ? "-int8" : "");
+    const std::filesystem::path ragpp_graph = graphs.empty() ? "" : std::filesystem::path(graphs) / (key + ".ragpp");
+    const std::filesystem::path peer_graph = graphs.empty() ? "" : std::filesystem::path(graphs) / (key + ".hnswlib");
+    if (!graphs.empty()) std::filesystem::create_directories(graphs);
 
     // Ground truth: exact search.
     ragpp::VectorIndexOptions cosine;
@@ -165,7 +188,11 @@ int main(int argc, char** argv) {
     ragpp::VectorIndexOptions graph_opts = cosine;
     if (int8) graph_opts.quantization = ragpp::Quantization::int8;
     ragpp::VectorIndex<NoText, ragpp::Hnsw> index(NoText{dim}, graph_opts, h);
-    {
+    if (!graphs.empty() && std::filesystem::exists(ragpp_graph)) {
+        Timer t;
+        index = ragpp::VectorIndex<NoText, ragpp::Hnsw>::load(ragpp_graph, NoText{dim}, graph_opts);
+        std::printf("{\"loaded\": \"ragpp\", \"path\": \"%s\", \"wall_s\": %.2f}\n", ragpp_graph.c_str(), t.wall());
+    } else {
         Timer t;
         const double p0 = process_cpu_now();
         if (threads == 0) {
@@ -182,50 +209,88 @@ int main(int argc, char** argv) {
         std::printf("{\"build\": \"ragpp\", \"rows\": \"%s\", \"threads\": %zu, \"cpu_s\": %.2f, \"wall_s\": %.2f}\n",
                     int8 ? "int8" : "float32", threads, threads == 0 ? t.cpu() : process_cpu_now() - p0, t.wall());
         std::fflush(stdout);
+        if (!graphs.empty()) index.save(ragpp_graph);
     }
-#if RAGPP_HAVE_HNSWLIB
-    hnswlib::InnerProductSpace space(dim);
-    hnswlib::HierarchicalNSW<float> peer(&space, n, M, efc, 100);
-    {
-        Timer t;
-        for (std::size_t i = 0; i < n; ++i) peer.addPoint(all.data() + base[i] * dim, i);
-        std::printf("{\"build\": \"hnswlib\", \"cpu_s\": %.2f, \"wall_s\": %.2f}\n", t.cpu(), t.wall());
-        std::fflush(stdout);
-    }
-#endif
-    // One library at one ef: every query three times, the median CPU and wall times kept.
-    const auto measure = [&](const char* lib, std::size_t ef, auto&& search) {
-        double r = 0;
-        std::vector<double> cpu, wall;
-        for (int rep = 0; rep < 3; ++rep) {
+    std::unique_ptr<bench::HnswlibPeer> peer;
+    if (bench::HnswlibPeer::available()) {
+        peer = std::make_unique<bench::HnswlibPeer>(dim, n, M, efc);
+        if (!graphs.empty() && std::filesystem::exists(peer_graph)) {
             Timer t;
-            double sum = 0;
-            for (std::size_t i = 0; i < nq; ++i) sum += recall(search(queries[i], ef), truth[i]);
-            cpu.push_back(t.cpu());
-            wall.push_back(t.wall());
-            r = sum / static_cast<double>(nq);
+            peer->load(peer_graph.string(), n);
+            std::printf("{\"loaded\": \"hnswlib\", \"path\": \"%s\", \"wall_s\": %.2f}\n", peer_graph.c_str(), t.wall());
+        } else {
+            Timer t;
+            for (std::size_t i = 0; i < n; ++i) peer->add(all.data() + base[i] * dim, i);
+            std::printf("{\"build\": \"hnswlib\", \"cpu_s\": %.2f, \"wall_s\": %.2f}\n", t.cpu(), t.wall());
+            std::fflush(stdout);
+            if (!graphs.empty()) peer->save(peer_graph.string());
         }
-        std::sort(cpu.begin(), cpu.end());
-        std::sort(wall.begin(), wall.end());
-        std::printf("{\"search\": \"%s\", \"ef\": %zu, \"recall@10\": %.4f, \"qps_cpu\": %.0f, \"qps_wall\": %.0f}\n", lib,
-                    ef, r, static_cast<double>(nq) / cpu[1], static_cast<double>(nq) / wall[1]);
-        std::fflush(stdout);
+    }
+    // One ef: every query `reps` times (--reps, 5 by default) per library, the two
+    // libraries alternating rep by rep so that both meet the same machine; the median CPU
+    // and wall times of each, and their ratio (ragpp / hnswlib queries per second).
+    using SearchFn = std::function<std::vector<DocId>(std::size_t, std::size_t)>;
+    const SearchFn ragpp_search = [&](std::size_t q, std::size_t e) {
+        std::vector<DocId> ids;
+        for (const Hit& x : index.search_vector(vec(q), 10, {}, e)) ids.push_back(x.id);
+        return ids;
     };
-    for (std::size_t ef : {10, 16, 24, 32, 48, 64, 96, 128, 200, 300, 400}) {
-        measure("ragpp", ef, [&](std::size_t q, std::size_t e) {
-            std::vector<DocId> ids;
-            for (const Hit& x : index.search_vector(vec(q), 10, {}, e)) ids.push_back(x.id);
-            return ids;
-        });
-#if RAGPP_HAVE_HNSWLIB
-        measure("hnswlib", ef, [&](std::size_t q, std::size_t e) {
-            peer.setEf(e);
-            auto pq = peer.searchKnn(all.data() + q * dim, 10);
-            std::vector<DocId> ids;
-            for (; !pq.empty(); pq.pop()) ids.push_back(static_cast<DocId>(pq.top().second));
-            return ids;
-        });
-#endif
+    const SearchFn peer_search = [&](std::size_t q, std::size_t e) {
+        std::vector<DocId> ids;
+        for (const std::uint32_t id : peer->search(all.data() + q * dim, 10, e)) ids.push_back(id);
+        return ids;
+    };
+    struct Series {
+        const char* lib;
+        const SearchFn* search;
+        std::vector<double> cpu, wall;
+        double recall = 0;
+    };
+    const auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    };
+    // Each library's curve, (recall@10, queries per second of CPU) by ef, to read both at
+    // the same recall (interpolated linearly between the two efs around it).
+    std::vector<std::pair<double, double>> curve_ragpp, curve_peer;
+    for (std::size_t ef : efs) {
+        std::vector<Series> series{{"ragpp", &ragpp_search, {}, {}, 0}};
+        if (peer) series.push_back({"hnswlib", &peer_search, {}, {}, 0});
+        for (std::size_t rep = 0; rep < reps; ++rep)
+            for (Series& s : series) {
+                Timer t;
+                double sum = 0;
+                for (std::size_t i = 0; i < nq; ++i) sum += recall((*s.search)(queries[i], ef), truth[i]);
+                s.cpu.push_back(t.cpu());
+                s.wall.push_back(t.wall());
+                s.recall = sum / static_cast<double>(nq);
+            }
+        for (const Series& s : series)
+            std::printf("{\"search\": \"%s\", \"ef\": %zu, \"recall@10\": %.4f, \"qps_cpu\": %.0f, \"qps_wall\": %.0f}\n",
+                        s.lib, ef, s.recall, static_cast<double>(nq) / median(s.cpu),
+                        static_cast<double>(nq) / median(s.wall));
+        if (series.size() == 2)
+            std::printf("{\"ratio\": \"ragpp/hnswlib\", \"ef\": %zu, \"qps_cpu\": %.3f}\n", ef,
+                        median(series[1].cpu) / median(series[0].cpu));
+        std::fflush(stdout);
+        curve_ragpp.emplace_back(series[0].recall, static_cast<double>(nq) / median(series[0].cpu));
+        if (series.size() == 2) curve_peer.emplace_back(series[1].recall, static_cast<double>(nq) / median(series[1].cpu));
+    }
+    // Queries per second at `target` recall on a curve: between the first ef that reaches it
+    // and the one before; 0 when the curve never reaches it.
+    const auto at_recall = [](const std::vector<std::pair<double, double>>& c, double target) {
+        for (std::size_t i = 0; i < c.size(); ++i)
+            if (c[i].first >= target) {
+                if (i == 0 || c[i].first == c[i - 1].first) return c[i].second;
+                const double t = (target - c[i - 1].first) / (c[i].first - c[i - 1].first);
+                return c[i - 1].second + t * (c[i].second - c[i - 1].second);
+            }
+        return 0.0;
+    };
+    for (double target : {0.90, 0.95, 0.97}) {
+        const double rq = at_recall(curve_ragpp, target), hq = at_recall(curve_peer, target);
+        std::printf("{\"at_recall@10\": %.2f, \"ragpp_qps_cpu\": %.0f, \"hnswlib_qps_cpu\": %.0f, \"ratio\": %.3f}\n",
+                    target, rq, hq, rq > 0 && hq > 0 ? rq / hq : 0.0);
     }
 
     // Filters: the graph search with the filter applied while traversing, beside the
