@@ -265,23 +265,26 @@ int main(int argc, char** argv) {
                 s.wall.push_back(t.wall());
                 s.recall = sum / static_cast<double>(nq);
             }
-        for (const Series& s : series)
+        std::vector<double> qps;  // of CPU time, per library
+        for (const Series& s : series) {
+            qps.push_back(static_cast<double>(nq) / median(s.cpu));
             std::printf("{\"search\": \"%s\", \"ef\": %zu, \"recall@10\": %.4f, \"qps_cpu\": %.0f, \"qps_wall\": %.0f}\n",
-                        s.lib, ef, s.recall, static_cast<double>(nq) / median(s.cpu),
-                        static_cast<double>(nq) / median(s.wall));
-        if (series.size() == 2)
-            std::printf("{\"ratio\": \"ragpp/hnswlib\", \"ef\": %zu, \"qps_cpu\": %.3f}\n", ef,
-                        median(series[1].cpu) / median(series[0].cpu));
+                        s.lib, ef, s.recall, qps.back(), static_cast<double>(nq) / median(s.wall));
+        }
+        curve_ragpp.emplace_back(series[0].recall, qps[0]);
+        if (series.size() == 2) {
+            curve_peer.emplace_back(series[1].recall, qps[1]);
+            std::printf("{\"ratio\": \"ragpp/hnswlib\", \"ef\": %zu, \"qps_cpu\": %.3f}\n", ef, qps[0] / qps[1]);
+        }
         std::fflush(stdout);
-        curve_ragpp.emplace_back(series[0].recall, static_cast<double>(nq) / median(series[0].cpu));
-        if (series.size() == 2) curve_peer.emplace_back(series[1].recall, static_cast<double>(nq) / median(series[1].cpu));
     }
     // Queries per second at `target` recall on a curve: between the first ef that reaches it
-    // and the one before; 0 when the curve never reaches it.
+    // and the one before; 0 when the efs measured do not bracket it.
     const auto at_recall = [](const std::vector<std::pair<double, double>>& c, double target) {
         for (std::size_t i = 0; i < c.size(); ++i)
             if (c[i].first >= target) {
-                if (i == 0 || c[i].first == c[i - 1].first) return c[i].second;
+                if (i == 0) return c[i].first == target ? c[i].second : 0.0;
+                if (c[i].first == c[i - 1].first) return c[i].second;
                 const double t = (target - c[i - 1].first) / (c[i].first - c[i - 1].first);
                 return c[i - 1].second + t * (c[i].second - c[i - 1].second);
             }
