@@ -32,10 +32,16 @@ std::string first_lines(const std::string& text, std::size_t max_chars) {
     return printable(head) + (end < text.size() ? "..." : "");
 }
 
-void stale_warnings(const std::vector<std::string>& stale, Reply& out) {
+/// Warnings for the sources of a reply that changed or were deleted since they were
+/// indexed. The engine lists only sources of passages the reader may read (it checks
+/// the files of the results it found), so no warning names a file the reader may not see.
+void freshness_warnings(const std::vector<std::string>& stale, const std::vector<std::string>& deleted, Reply& out) {
     for (const auto& s : stale)
         out.warnings.push_back("warning: '" + printable(s) +
                                "' changed after it was indexed: its passages may be outdated (run ragpp index again)");
+    for (const auto& s : deleted)
+        out.warnings.push_back("warning: '" + printable(s) +
+                               "' was deleted after it was indexed: its passages are left out (run ragpp index again)");
 }
 
 /// The engine query of a request, checked (usage errors for what the user wrote).
@@ -149,7 +155,7 @@ Reply search(const Engine& engine, const SearchRequest& rq) {
     const ragpp::EngineQuery q = engine_query(engine, rq, mode);
     const auto found = cli::search(engine, rq.query, q);
     Reply out;
-    stale_warnings(found.stale_sources, out);
+    freshness_warnings(found.stale_sources, found.deleted_sources, out);
     const auto& results = found.results;
     // A filter that matches nothing the reader may read: say why (a misspelt field).
     const std::string hint = results.empty() ? engine.filter_hint(q.filters, q.principal) : std::string();
@@ -174,6 +180,8 @@ Reply search(const Engine& engine, const SearchRequest& rq) {
     out.json = {{"mode", mode_name(mode)}, {"vector_list_used", note.empty()}};
     if (!note.empty()) out.json["vector_list_note"] = note;
     if (!hint.empty()) out.json["filter_note"] = hint;
+    if (!found.stale_sources.empty()) out.json["stale_sources"] = found.stale_sources;
+    if (!found.deleted_sources.empty()) out.json["deleted_sources"] = found.deleted_sources;
     out.json["results"] = std::move(j);
     if (!rq.text) return out;
 
@@ -226,7 +234,7 @@ Reply ask(const Engine& engine, const AskRequest& rq) {
         options.evidence.reopen = rq.reopen;
     const auto a = engine.answer(question, q, options);
     Reply out;
-    stale_warnings(a.stale_sources, out);
+    freshness_warnings(a.stale_sources, a.deleted_sources, out);
     nlohmann::json& j = out.json;
     j = {{"question", question},         {"answered", a.answered}, {"confidence", a.confidence},
          {"min_confidence", a.min_confidence}, {"reranker", q.reranker}, {"mode", mode_name(mode)}};
@@ -243,6 +251,7 @@ Reply ask(const Engine& engine, const AskRequest& rq) {
     j["missing"] = a.coverage.missing;
     j["unknown"] = a.coverage.unknown;
     if (!a.stale_sources.empty()) j["stale_sources"] = a.stale_sources;
+    if (!a.deleted_sources.empty()) j["deleted_sources"] = a.deleted_sources;
 
     if (!a.answered) {
         const std::string best = a.passages.empty() ? std::string() : citation(*a.passages.front().document);

@@ -467,13 +467,24 @@ set(_sc ${CMAKE_CURRENT_BINARY_DIR}/cli-scenario)
 add_test(NAME cli.scenario.setup
   COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDIR=${_sc} -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/scenario.cmake)
 set_tests_properties(cli.scenario.setup PROPERTIES FIXTURES_SETUP cli_scenario)
-# A deleted source is never served, by search or ask.
+# A deleted source is never served, by search or ask, and the user is told it was left
+# out (stderr, and "deleted_sources" in JSON), also when it was the only match.
 ragpp_test(scenario.search_deleted 0 NEEDS cli_scenario
   OUTPUT "printer.md:3"
-  NOT_OUTPUT "warranty.md"
+  NOT_OUTPUT "warranty.md:"
+  STDERR "warning: 'warranty.md' was deleted after it was indexed: its passages are left out"
   ARGS search ${_sc}/idx --as-all "printer warranty two years")
+ragpp_test(scenario.search_deleted_only 0 NEEDS cli_scenario
+  OUTPUT "no result for \"warranty duration\""
+  NOT_OUTPUT "warranty.md:"
+  STDERR "warning: 'warranty.md' was deleted after it was indexed"
+  ARGS search ${_sc}/idx --as-all "warranty duration")
+ragpp_test(scenario.search_deleted_json 0 NEEDS cli_scenario
+  OUTPUT "\"deleted_sources\": \\[\n *\"warranty.md\"\n *\\],\n *\"mode\""
+  ARGS search ${_sc}/idx --as-all --json "warranty duration")
 ragpp_test(scenario.ask_deleted 0 NEEDS cli_scenario
-  NOT_OUTPUT "warranty.md"
+  NOT_OUTPUT "warranty.md:"
+  STDERR "warning: 'warranty.md' was deleted after it was indexed"
   ARGS ask ${_sc}/idx --as-all --min-confidence 0 "How long is the printer warranty?")
 # --check-sources off serves what the index holds.
 ragpp_test(scenario.check_off 0 NEEDS cli_scenario
