@@ -50,6 +50,10 @@ foreach(_f IN LISTS _v3_files)
       string(REPLACE "namespace ragpp::detail::bm25 {" "namespace ragpp::detail::bm25_v3 {" _text "${_text}")
       string(REPLACE "}  // namespace ragpp::detail::bm25\n" "}  // namespace ragpp::detail::bm25_v3\n" _text "${_text}")
       string(REPLACE "BM25Index" "BM25IndexV3" _text "${_text}")
+      # Its per-query BM25 knobs were SearchOptions' then; they are BM25SearchOptions' now.
+      string(REGEX REPLACE "([^A-Za-z0-9_:])SearchOptions([^A-Za-z0-9_])" "\\1BM25SearchOptions\\2" _text "${_text}")
+      string(REPLACE "#include <ragpp/core/types.hpp>" "#include <ragpp/core/types.hpp>\n#include <ragpp/index/options.hpp>"
+             _text "${_text}")
       string(REGEX REPLACE "#include <ragpp/index/detail/(bm25_[a-z]+\\.hpp)>" "#include \"bm25_v3/index/detail/\\1\""
              _text "${_text}")
       file(WRITE ${_v3_dir}/${_f}.new "${_text}")

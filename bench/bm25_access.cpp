@@ -8,7 +8,7 @@
 //   reader_leaky    the reader's documents only, with the whole index's statistics (the
 //                   former behaviour: scores depend on documents it cannot read);
 //   reader          the reader's documents with its own statistics
-//                   (SearchOptions::statistics = BM25Index::reader_statistics: N and
+//                   (BM25SearchOptions::statistics = BM25Index::reader_statistics: N and
 //                   lengths of its documents, document frequencies counted over them
 //                   the first time a term is asked for, then kept in the statistics).
 // Each way runs the queries twice; the second round is timed. For `reader` the first
@@ -85,13 +85,13 @@ int main(int argc, char** argv) try {
     const auto stats = std::make_shared<const ragpp::ReaderStatistics>(all.reader_statistics(reader_docs));
     const double stats_ms = (bench::now_s() - s0) * 1e3;
 
-    ragpp::SearchOptions as_all, leaky, reader;
+    ragpp::BM25SearchOptions as_all, leaky, reader;
     leaky.allowed = reader_docs;
     reader.allowed = reader_docs;
     reader.statistics = stats;
     std::map<std::string, double> p50;
     std::size_t mismatches = 0;
-    for (const auto& [name, options] : {std::pair<const char*, const ragpp::SearchOptions*>{"as_all", &as_all},
+    for (const auto& [name, options] : {std::pair<const char*, const ragpp::BM25SearchOptions*>{"as_all", &as_all},
                                         {"reader_leaky", &leaky}, {"reader", &reader}}) {
         std::vector<double> ms, cold;
         for (int round = 0; round < 2; ++round) {  // the first round warms the caches, the second is timed

@@ -14,7 +14,7 @@ int main() {
     std::printf("query 'notice MX-200':\n");
     for (const auto& hit : index.search("notice MX-200", 10)) std::printf("  doc %u  %.4f\n", hit.id, hit.score);
 
-    ragpp::SearchOptions only_faq = ragpp::SearchOptions::only(ragpp::DocSet(3, {2}));
+    ragpp::BM25SearchOptions only_faq = ragpp::SearchOptions::only(ragpp::DocSet(3, {2}));
     only_faq.k1 = 1.2;  // chosen for this query, no re-indexing
     std::printf("same query, only doc 2 allowed, k1 = 1.2:\n");
     for (const auto& hit : index.search("notice MX-200", 10, only_faq)) std::printf("  doc %u  %.4f\n", hit.id, hit.score);

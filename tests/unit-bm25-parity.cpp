@@ -107,7 +107,7 @@ TEST_CASE("BM25 parity holds with k1, b, delta given per query instead of per in
         params.delta = 2.0;
         BM25Index<WhitespaceAnalyzer> index(params);
         for (const auto& d : j["docs"]) index.add_document({d["id"].get<std::string>(), join(d["tokens"]), {}});
-        ragpp::SearchOptions o;
+        ragpp::BM25SearchOptions o;
         o.k1 = p["k1"].get<double>();
         o.b = p["b"].get<double>();
         o.delta = p.value("delta", 0.5);

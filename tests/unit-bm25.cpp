@@ -33,6 +33,7 @@ using ragpp::DocId;
 using ragpp::DocSet;
 using ragpp::Document;
 using ragpp::Hit;
+using ragpp::BM25SearchOptions;
 using ragpp::SearchOptions;
 using ragpp::WhitespaceAnalyzer;
 using Index = BM25Index<WhitespaceAnalyzer>;
@@ -88,7 +89,7 @@ bool sorted_best_first(const std::vector<Hit>& hits) {
 struct RandomQuery {
     std::vector<std::string> terms;
     std::size_t k = 10;
-    SearchOptions options;
+    BM25SearchOptions options;
 };
 RandomQuery random_query(RandomCorpus& rc, int q, std::size_t n, bool fields) {
     RandomQuery r;
@@ -138,7 +139,7 @@ TEST_CASE("BM25 lucene scores computed by hand", "[bm25]") {
     CHECK(index.search("zzz", 10).empty());
     CHECK(index.search("a", 0).empty());
     // Per-query k1 = 0 makes tfpart 1 for any tf: both documents score idf, tie by id.
-    SearchOptions o;
+    BM25SearchOptions o;
     o.k1 = 0.0;
     const auto flat = index.search("a", 10, o);
     REQUIRE(flat.size() == 2);
@@ -205,7 +206,7 @@ TEST_CASE("BM25 bad calls throw and change nothing", "[bm25]") {
     CHECK(index.size() == 2);
     CHECK(index.document_frequency("x") == 0);
     CHECK(index.search("a b c", 10) == before);
-    SearchOptions o;
+    BM25SearchOptions o;
     o.b = 1.5;
     CHECK_THROWS_AS((void)index.search("a", 10, o), ragpp::InvalidArgument);
     CHECK_THROWS_WITH((void)index.search("a", 10, o), Catch::Contains("b is 1.5"));
@@ -610,7 +611,7 @@ TEST_CASE("BM25F scores computed by hand", "[bm25][fields]") {
     CHECK(keyed[0].score == Approx(idf * 4.0 / 5.2 + std::log(1 + 2.5 / 1.5) * 3.0 / 4.2).epsilon(1e-7));
     CHECK(keyed[1].score == hits[1].score);
     // Per-query weights, no rebuild: title 0 and path 0 leave doc 1's headings and doc 0's body.
-    SearchOptions o;
+    BM25SearchOptions o;
     o.field_weights = weights(0, 1, 0);
     const auto h = index.search("a", 10, o);
     REQUIRE(h.size() == 2);
@@ -1424,7 +1425,7 @@ TEST_CASE("BM25 reader statistics: a reader's search equals an index of its docu
     for (const Index* index : {static_cast<const Index*>(&all), &loaded}) {
         const auto stats = std::make_shared<const ragpp::ReaderStatistics>(index->reader_statistics(readable));
         CHECK(stats->count == static_cast<double>(own.size()));
-        SearchOptions options;
+        BM25SearchOptions options;
         options.allowed = readable;
         options.statistics = stats;
         for (int pass = 0; pass < 2; ++pass) {

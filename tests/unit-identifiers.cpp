@@ -112,7 +112,8 @@ TEST_CASE("identifier look-ups put the page titled with the identifier first", "
     for (const auto& d : corpus.chunks) r.add_document(d);
     REQUIRE(r.index<0>().fielded_size() == corpus.chunks.size());
 
-    auto share = [&](const ragpp::SearchOptions& o, bool contains) {
+    using Options = decltype(r)::search_options;
+    auto share = [&](const Options& o, bool contains) {
         std::size_t first = 0;
         for (const auto& p : corpus.pages) {
             const std::string q = contains ? "what does " + p.identifier + " control" : p.identifier;
@@ -125,11 +126,11 @@ TEST_CASE("identifier look-ups put the page titled with the identifier first", "
     // The tool's default mode with the built-in hashing embedder is bm25 (cli::default_mode);
     // hybrid is its default only with a semantic embedder, which tests cannot load. With
     // hashing, hybrid is held to "no worse with fields than without".
-    ragpp::SearchOptions bm25;
+    Options bm25;
     bm25.weights = {1.0, 0.0};
-    ragpp::SearchOptions hybrid;  // equal RRF weights, as the tool's hybrid mode
-    ragpp::SearchOptions unfielded = bm25, unfielded_hybrid = hybrid;
-    unfielded.field_weights = unfielded_hybrid.field_weights = ragpp::FieldWeights{0, 0, 0};
+    Options hybrid;  // equal RRF weights, as the tool's hybrid mode
+    Options unfielded = bm25, unfielded_hybrid = hybrid;
+    unfielded.index<0>().field_weights = unfielded_hybrid.index<0>().field_weights = ragpp::FieldWeights{0, 0, 0};
 
     const double bm25_bare = share(bm25, false), bm25_contains = share(bm25, true);
     const double hybrid_bare = share(hybrid, false), hybrid_contains = share(hybrid, true);

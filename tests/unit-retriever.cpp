@@ -14,14 +14,24 @@ using namespace ragpp;
 
 namespace {
 
+/// FixedIndex's own per-call options: the allowed set and a knob of its own, which it
+/// records (as a BM25 index has k1), to check what each level is given.
+struct FixedOptions : SearchOptions {
+    std::optional<double> knob;
+    FixedOptions() = default;
+    template <std::same_as<SearchOptions> O>
+    FixedOptions(const O& filter) : SearchOptions(filter) {}  // NOLINT(google-explicit-constructor)
+};
+
 /// A test index that returns a fixed ranking of document keys (whatever the query),
 /// restricted to the documents it holds and the allowed set; scores 10, 9, 8, ...
 class FixedIndex {
 public:
+    using search_options = FixedOptions;
     explicit FixedIndex(std::vector<std::string> order, std::string reject = {})
         : order_(std::move(order)), reject_(std::move(reject)) {}
     /// Records the options of every search in `*log`.
-    FixedIndex(std::vector<std::string> order, std::shared_ptr<std::vector<SearchOptions>> log)
+    FixedIndex(std::vector<std::string> order, std::shared_ptr<std::vector<FixedOptions>> log)
         : order_(std::move(order)), log_(std::move(log)) {}
     void add_document(DocId id, const Document& doc) {
         if (!reject_.empty() && doc.text.find(reject_) != std::string::npos)
@@ -31,7 +41,7 @@ public:
     void remove_document(DocId id) {
         if (docs_.erase(id) == 0) throw NotFoundError("FixedIndex: no such DocId");
     }
-    [[nodiscard]] std::vector<Hit> search(std::string_view, std::size_t k, const SearchOptions& o = {}) const {
+    [[nodiscard]] std::vector<Hit> search(std::string_view, std::size_t k, const FixedOptions& o = {}) const {
         if (log_) log_->push_back(o);
         std::vector<Hit> out;
         float score = 10;
@@ -48,11 +58,15 @@ public:
 private:
     std::vector<std::string> order_;
     std::string reject_;
-    std::shared_ptr<std::vector<SearchOptions>> log_;
+    std::shared_ptr<std::vector<FixedOptions>> log_;
     std::map<DocId, std::string> docs_;
 };
 static_assert(SearchIndex<FixedIndex>);
 static_assert(SearchIndex<Retriever<FixedIndex, FixedIndex>>);
+// Each level's options are typed: a Retriever's hold its indexes' own, one per index.
+static_assert(std::same_as<Retriever<FixedIndex, Retriever<FixedIndex>>::search_options,
+                           RetrieverSearchOptions<FixedOptions, RetrieverSearchOptions<FixedOptions>>>);
+static_assert(std::tuple_size_v<decltype(Retriever<FixedIndex, FixedIndex>::search_options::per_index)> == 2);
 
 Document doc(std::string key, std::string text = "") { return Document{std::move(key), std::move(text), {}}; }
 
@@ -99,7 +113,7 @@ TEST_CASE("Retriever reproduces P Q R S / R S T P and the k = 1 section example"
     CHECK(std::round(res[0].score * 1000) / 1000 == Approx(0.833));
     CHECK(std::round(res[1].score * 1000) / 1000 == Approx(0.75));
     CHECK(std::round(res[2].score * 1000) / 1000 == Approx(0.583));
-    SearchOptions k60;
+    decltype(s)::search_options k60;
     k60.rrf_k = 60;
     res = s.search("q", 3, k60);
     CHECK(std::round(res[0].score * 10000) / 10000 == Approx(0.0325));
@@ -159,7 +173,7 @@ TEST_CASE("Retriever applies the allowed set in every index and the trace never 
 TEST_CASE("Retriever weights: zero silences an index, and options are validated", "[retriever]") {
     Retriever r(FixedIndex({"a", "b"}), FixedIndex({"b", "a"}));
     add_all(r, {"a", "b"});
-    SearchOptions o;
+    decltype(r)::search_options o;
     o.weights = {0.0, 1.0};
     auto res = r.search("q", 2, o);
     CHECK(keys_of(res) == std::vector<std::string>{"b", "a"});
@@ -175,7 +189,7 @@ TEST_CASE("Retriever weights: zero silences an index, and options are validated"
 TEST_CASE("Retriever candidates bound what each index contributes", "[retriever]") {
     Retriever r(FixedIndex({"a", "b", "c"}), FixedIndex({"c", "b", "a"}));
     add_all(r, {"a", "b", "c"});
-    SearchOptions o;
+    decltype(r)::search_options o;
     o.candidates = 1;
     // Each index contributes max(candidates, k) = 1 result at k = 1: a and c tie, a first (smaller id).
     auto res = r.search("q", 1, o);
@@ -346,7 +360,7 @@ TEST_CASE("Nested retrievers take their own options at every level (hand-fused o
         return v;
     };
     const std::vector<std::vector<std::string>> order{shuffled(), shuffled(), shuffled(), shuffled()};
-    auto log = std::make_shared<std::vector<SearchOptions>>();
+    auto log = std::make_shared<std::vector<FixedOptions>>();
     using Inner = Retriever<FixedIndex, FixedIndex, FixedIndex>;
     Retriever outer(Inner(RetrieverOptions{60.0, {}, 100}, FixedIndex(order[0], log), FixedIndex(order[1], log),
                           FixedIndex(order[2], log)),
@@ -355,9 +369,8 @@ TEST_CASE("Nested retrievers take their own options at every level (hand-fused o
     const std::set<std::string> all(keys.begin(), keys.end());
 
     SECTION("the issue's case: outer weights {1, .5}, the inner one on its defaults") {
-        SearchOptions o;
+        decltype(outer)::search_options o;
         o.weights = {1.0, 0.5};
-        o.k1 = 0.9;  // a BM25 knob: forwarded to every leaf
         const std::size_t k = 4;
         const auto res = outer.search("q", k, o);
         // Inner: its candidates are max(100, 100) = 100, rrf_k 60, weights 1, cut to the outer's 100.
@@ -367,13 +380,11 @@ TEST_CASE("Nested retrievers take their own options at every level (hand-fused o
         const auto expect = hand_fuse({inner, leaf_list(order[3], all, 100)}, {1.0, 0.5}, 60.0, k);
         REQUIRE(keys_of(res) == keys_only(expect));
         for (std::size_t i = 0; i < k; ++i) CHECK(res[i].score == Approx(expect[i].second).epsilon(1e-12));
-        // Every leaf got the BM25 knob and no fusion knob.
+        // Every leaf got its own options, at their defaults: no knob, no allowed set.
         REQUIRE(log->size() == 4);
         for (const auto& seen : *log) {
-            CHECK(seen.k1 == 0.9);
-            CHECK(seen.weights.empty());
-            CHECK_FALSE(seen.rrf_k.has_value());
-            CHECK_FALSE(seen.candidates.has_value());
+            CHECK_FALSE(seen.knob.has_value());
+            CHECK(seen.allowed == nullptr);
         }
     }
 
@@ -383,20 +394,20 @@ TEST_CASE("Nested retrievers take their own options at every level (hand-fused o
             if (rng() % 4 != 0) outer_allowed.set(id);
             if (rng() % 4 != 0) inner_allowed.set(id);
         }
-        SearchOptions o;
+        decltype(outer)::search_options o;
         o.allowed = std::make_shared<const DocSet>(outer_allowed);
         o.weights = {1.0, 0.5};
         o.rrf_k = 10.0;
         o.candidates = 5;
-        SearchOptions in;
+        auto& in = o.index<0>();  // the inner retriever's options
         in.weights = {0.2, 1.0, 3.0};
         in.rrf_k = 2.0;
         in.candidates = 7;
         in.allowed = std::make_shared<const DocSet>(inner_allowed);
-        in.b = 0.3;
-        SearchOptions d;
-        d.k1 = 1.7;
-        o.per_index = {in, d};
+        in.index<0>().knob = 0.3;
+        in.index<1>().knob = 0.4;
+        in.index<2>().knob = 0.5;
+        o.index<1>().knob = 1.7;
         const std::size_t k = 3;
         const auto res = outer.search("q", k, o);
 
@@ -415,43 +426,40 @@ TEST_CASE("Nested retrievers take their own options at every level (hand-fused o
             CHECK(res[i].score == Approx(expect[i].second).epsilon(1e-12));
             CHECK(outer_visible.count(res[i].document->id) == 1);
         }
-        // The leaves: the inner ones got per_index[0]'s b and no fusion knob; D got per_index[1].
+        // The leaves: each inner one got its own knob and the two levels' sets intersected;
+        // the outer leaf got per_index[1]'s knob.
         REQUIRE(log->size() == 4);
+        DocSet both = inner_allowed;
+        both &= outer_allowed;
         for (std::size_t i = 0; i < 3; ++i) {
-            CHECK((*log)[i].b == 0.3);
-            CHECK_FALSE((*log)[i].k1.has_value());
-            CHECK((*log)[i].weights.empty());
-            CHECK_FALSE((*log)[i].rrf_k.has_value());
+            CHECK((*log)[i].knob == Approx(0.3 + 0.1 * static_cast<double>(i)));
+            REQUIRE((*log)[i].allowed);
+            CHECK(*(*log)[i].allowed == both);
         }
-        CHECK((*log)[3].k1 == 1.7);
+        CHECK((*log)[3].knob == 1.7);
         CHECK((*log)[3].allowed == o.allowed);  // no set of its own: the caller's, shared
     }
 }
 
-TEST_CASE("Nested retriever options of the wrong size name their level", "[retriever][nested]") {
+TEST_CASE("Nested retriever options that are wrong name their level", "[retriever][nested]") {
     using Inner = Retriever<FixedIndex, FixedIndex, FixedIndex>;
     Retriever outer(Inner(FixedIndex({"a", "b"}), FixedIndex({"b", "a"}), FixedIndex({"a"})), FixedIndex({"b"}));
     add_all(outer, {"a", "b"});
-    SearchOptions o;
+    decltype(outer)::search_options o;
     o.weights = {1.0, 0.5, 2.0};
     CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options: 3 weights for 2 indexes"));
     o.weights = {1.0, 0.5};
-    o.per_index.resize(1);
+    // per_index holds one options object per index, by type: no wrong count to refuse.
+    o.index<0>().weights = {1.0, 0.5};
     CHECK_THROWS_AS(outer.search("q", 2, o), InvalidArgument);
-    CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options.per_index: 1 options for 2 indexes"));
-    o.per_index.resize(2);
-    o.per_index[0].weights = {1.0, 0.5};
     CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options.per_index[0]: 2 weights for 3 indexes"));
-    o.per_index[0].weights = {1.0, 0.5, 1.0};
-    o.per_index[0].rrf_k = -1.0;
+    o.index<0>().weights = {1.0, 0.5, 1.0};
+    o.index<0>().rrf_k = -1.0;
     CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options.per_index[0]: rrf_k is -1"));
-    o.per_index[0].rrf_k.reset();
-    o.per_index[0].per_index.resize(4);
-    CHECK_THROWS_WITH(outer.search("q", 2, o), Catch::Contains("options.per_index[0].per_index: 4 options for 3 indexes"));
-    o.per_index[0].per_index.resize(3);
+    o.index<0>().rrf_k.reset();
     CHECK(outer.search("q", 2, o).size() == 2);
     // The issue's failing call: weights for the outer level only.
-    SearchOptions issue;
+    decltype(outer)::search_options issue;
     issue.weights = {1.0, 0.5};
     CHECK(outer.search("q", 2, issue).size() == 2);
 }

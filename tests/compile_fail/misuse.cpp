@@ -51,7 +51,11 @@ int main() {
 #if RAGPP_MISUSE_none
     ragpp::Retriever<Bm25, Vectors> retriever;
     ragpp::Collection<ragpp::Retriever<Bm25, Vectors>> collection;
-    const auto results = retriever.search("query", 5);
+    ragpp::Retriever<Bm25, Vectors>::search_options options = ragpp::SearchOptions::only(ragpp::DocSet(4));
+    options.index<0>().k1 = 1.2;  // each layer's knobs on its own options
+    options.index<1>().ef_search = 64;
+    const auto results = retriever.search("query", 5, options);
+    (void)retriever.index<0>().search("query", 5, ragpp::SearchOptions{});  // a filter alone suits any index
     (void)ragpp::rerank("query", results, ragpp::ProximityReranker(ragpp::StandardAnalyzer{}));
     return static_cast<int>(collection.retriever().size() + results.size());
 #elif RAGPP_MISUSE_retriever_of_a_non_index
@@ -66,6 +70,12 @@ int main() {
     ragpp::VectorIndex<OneAtATimeEmbedder> index;
 #elif RAGPP_MISUSE_collection_of_an_index
     ragpp::Collection<Bm25> collection;  // a Collection stores documents: it needs a Retriever
+#elif RAGPP_MISUSE_bm25_knob_on_the_fusion_level
+    ragpp::Retriever<Bm25, Vectors>::search_options options;
+    options.k1 = 1.2;  // k1 is the BM25 index's: options.index<0>().k1
+#elif RAGPP_MISUSE_options_of_another_index
+    // ef_search would be dropped unseen: another index's options do not convert
+    (void)Bm25{}.search("query", 5, ragpp::VectorSearchOptions{});
 #elif RAGPP_MISUSE_rerank_with_an_index
     ragpp::Retriever<Bm25, Vectors> retriever;
     (void)ragpp::rerank("query", retriever.search("query", 5), Bm25{});  // an index is no Reranker

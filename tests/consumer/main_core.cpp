@@ -22,11 +22,12 @@ int main() {
                              "## Rates\n\nThe rate is 4.5 percent a month.\n", {}});
     docs.add({"canteen.md", "# Canteen\n\nThe menu changes every month.\n", {}});
 
-    ragpp::SearchOptions o;
-    o.weights = {1.0, 0.5};           // the outer retriever
-    o.per_index.resize(2);
-    o.per_index[0].weights = {1.0, 2.0};  // the inner one
-    o.per_index[0].rrf_k = 10;
+    ragpp::Retriever<Inner, Words>::search_options o;  // each level's own, typed
+    o.weights = {1.0, 0.5};              // the outer retriever
+    o.index<0>().weights = {1.0, 2.0};  // the inner one
+    o.index<0>().rrf_k = 10;
+    o.index<0>().index<1>().k1 = 1.5;   // its second BM25 index
+    o.index<1>().b = 0.5;               // the outer one's BM25 index
     const auto results = docs.search("notice period", 2, ragpp::parse_filter("source=contract.md"),
                                      ragpp::Principal::system(), o);
     const std::string top = results.empty() ? "-" : results.front().document->id;

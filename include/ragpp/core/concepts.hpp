@@ -7,6 +7,7 @@
 #include <ranges>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <ragpp/core/types.hpp>
@@ -21,6 +22,20 @@ concept ScoredResult = requires(const R& r) {
     { r.score } -> std::convertible_to<double>;
 };
 
+/// The per-call options type of index `I`: its member `search_options` (BM25Index's
+/// BM25SearchOptions, a Retriever's RetrieverSearchOptions...), else SearchOptions.
+template <class I>
+struct search_options_of {
+    using type = SearchOptions;
+};
+template <class I>
+    requires requires { typename I::search_options; }
+struct search_options_of<I> {
+    using type = typename I::search_options;
+};
+template <class I>
+using search_options_t = typename search_options_of<I>::type;
+
 /// The index concept shared by BM25Index, VectorIndex and Retriever itself.
 ///
 /// - `add_document(id, doc)`: indexes `doc` under the caller-chosen dense `id`.
@@ -29,14 +44,18 @@ concept ScoredResult = requires(const R& r) {
 ///   for an id that is not there.
 /// - `search(query, k, options)`: at most k results, best first, ties by smaller id,
 ///   each id at most once, none outside `options.allowed`. `const`, so safe to call
-///   from many threads at once; writes need exclusive access.
+///   from many threads at once; writes need exclusive access. `options` is the index's
+///   own options type (search_options_t<I>, derived from SearchOptions), and a plain
+///   SearchOptions (a filter alone) is accepted too.
 /// - `size()`: the number of documents currently indexed.
 template <class I>
 concept SearchIndex = requires(I& index, const I& cindex, DocId id, const Document& doc,
                                std::string_view query, std::size_t k, const SearchOptions& options) {
+    requires std::derived_from<search_options_t<I>, SearchOptions>;
     index.add_document(id, doc);
     index.remove_document(id);
     { cindex.search(query, k, options) } -> std::ranges::random_access_range;
+    cindex.search(query, k, std::declval<const search_options_t<I>&>());
     requires ScoredResult<std::ranges::range_value_t<decltype(cindex.search(query, k, options))>>;
     { cindex.size() } -> std::convertible_to<std::size_t>;
 };

@@ -1,8 +1,6 @@
 // ragpp: core types shared by every index, the Retriever and the evaluation.
 #pragma once
 
-#include <array>
-#include <atomic>
 #include <cmath>
 #include <compare>
 #include <cstdint>
@@ -120,87 +118,16 @@ struct Hit {
     return a.score > b.score || (a.score == b.score && a.id < b.id);
 }
 
-/// BM25F field weights of a chunk's metadata fields (index/bm25.hpp): how much one
-/// occurrence of a term in the document title, the heading path or the source path
-/// counts, relative to one occurrence in the body (weight 1). 0 turns a field off.
-struct FieldWeights {
-    double title = 0.0;
-    double headings = 0.0;
-    double path = 0.0;
-    friend bool operator==(const FieldWeights&, const FieldWeights&) = default;
-};
-
-/// The corpus statistics of the documents one reader may read: what BM25 scores with
-/// (the number of documents, their average lengths, each term's document frequency)
-/// when SearchOptions::statistics is set, so that documents a reader cannot read change
-/// nothing it sees. Made by BM25Index::reader_statistics(documents); a term's document
-/// frequency among `documents` is counted the first time a query asks for it (a pass
-/// over its postings) and kept in `term_counts`, so later queries read it in O(1).
-/// Belongs to one index state: make new statistics after the index changes.
-struct ReaderStatistics {
-    /// The documents whose statistics count (live ones among them).
-    std::shared_ptr<const DocSet> documents;
-    double count = 0;
-    double total_length = 0;
-    /// Per BM25F field (title, headings, path): documents with the field, their total length.
-    std::array<double, 3> field_documents{}, field_total{};
-    /// rank_bm25's mean idf over the readers' vocabulary (its negative-idf floor).
-    double okapi_mean_idf = 0;
-
-    /// Each term's body document frequency among `documents` plus one, by the index's
-    /// term id; 0 while not yet counted. Filled by the index on first use, from any
-    /// thread (relaxed atomics: every writer stores the same value). 4 bytes per term of
-    /// the index's vocabulary.
-    std::shared_ptr<std::atomic<std::uint32_t>[]> term_counts;
-    std::size_t term_count_slots = 0;
-    /// The cached document frequency of term `id`, or nullopt when not counted yet.
-    [[nodiscard]] std::optional<std::uint32_t> cached_df(std::size_t id) const noexcept {
-        if (id >= term_count_slots) return std::nullopt;
-        const auto v = term_counts[id].load(std::memory_order_relaxed);
-        return v == 0 ? std::nullopt : std::optional<std::uint32_t>(v - 1);
-    }
-    void cache_df(std::size_t id, std::size_t df) const noexcept {
-        if (id < term_count_slots && df < 0xFFFFFFFFu)
-            term_counts[id].store(static_cast<std::uint32_t>(df + 1), std::memory_order_relaxed);
-    }
-};
-
-/// Per-call options. Every field has a "not set" state meaning "use the index's own
-/// default". A Retriever consumes the fusion knobs (candidates, rrf_k, weights) and
-/// forwards to index i either `per_index[i]` or a copy without the fusion knobs
-/// (retrieve/retriever.hpp); an index ignores the knobs it has no use for.
+/// Per-call options every index understands: which documents a query may see. Each
+/// index takes its own options type, derived from this one and named by its member
+/// `search_options` (BM25SearchOptions and VectorSearchOptions in index/options.hpp, a
+/// Retriever's RetrieverSearchOptions, with the fusion knobs and one options object per
+/// index), so that each layer is given its own knobs, typed, at the call site. Every
+/// index also takes a plain SearchOptions: a filter alone, its knobs at their defaults.
 struct SearchOptions {
     /// The documents this query may see; null means every document. Indexes test it
     /// inside their scoring loop: a document outside it is never scored or returned.
     std::shared_ptr<const DocSet> allowed;
-
-    // --- Retriever knobs -------------------------------------------------------
-    /// How many candidates the Retriever asks of each index before fusing.
-    std::optional<std::size_t> candidates;
-    /// The reciprocal rank fusion constant k.
-    std::optional<double> rrf_k;
-    /// One fusion weight per index; empty means the Retriever's weights.
-    std::vector<double> weights;
-    /// The options of each index of a Retriever (size 0 or the number of indexes): how
-    /// nested retrievers get their own fusion knobs. Each one's allowed set is
-    /// intersected with this one's; empty means "forward these options, fusion knobs
-    /// removed".
-    std::vector<SearchOptions> per_index;
-
-    // --- BM25 knobs, chosen per query without re-indexing ----------------------
-    std::optional<double> k1;
-    std::optional<double> b;
-    std::optional<double> delta;
-    /// BM25F field weights (indexes holding chunks with title, headings or path).
-    std::optional<FieldWeights> field_weights;
-    /// The statistics BM25 scores with; null: the whole index's (see ReaderStatistics).
-    std::shared_ptr<const ReaderStatistics> statistics;
-
-    // --- Vector knobs ----------------------------------------------------------
-    /// HNSW's candidate list size for this query (VectorIndex<E, Hnsw> uses max(ef, k));
-    /// unset: the index's HnswOptions::ef_search. Exact indexes (Flat) ignore it. A
-    /// Retriever forwards it to each index, like the BM25 knobs (per_index: one each).
-    std::optional<std::size_t> ef_search;
 
     [[nodiscard]] bool allows(DocId id) const noexcept { return !allowed || allowed->test(id); }
 

@@ -17,6 +17,7 @@
 #include <ragpp/core/types.hpp>
 #include <ragpp/embed/spec.hpp>
 #include <ragpp/filter/access.hpp>
+#include <ragpp/index/options.hpp>
 #include <ragpp/io/corpus.hpp>
 #include <ragpp/retrieve/retriever.hpp>
 

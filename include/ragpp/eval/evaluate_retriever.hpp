@@ -27,7 +27,8 @@ namespace ragpp {
 /// Retriever::search throws for invalid options.
 template <SearchIndex... Indexes>
 [[nodiscard]] PipelineReport evaluate(const Retriever<Indexes...>& retriever, const QuestionSet& questions,
-                                      const SearchOptions& options = {}, std::string name = "retriever",
+                                      const typename Retriever<Indexes...>::search_options& options = {},
+                                      std::string name = "retriever",
                                       std::vector<std::string> stage_names = {}) {
     constexpr std::size_t n = Retriever<Indexes...>::index_count;
     if (stage_names.empty())

@@ -2,7 +2,7 @@
 //
 // Postings keep raw term frequencies and the index keeps exact document lengths, so
 // the BM25 variant's idf and length normalisation are computed at query time: k1, b
-// and delta can change per query (SearchOptions) without re-indexing, and live
+// and delta can change per query (BM25SearchOptions) without re-indexing, and live
 // updates keep N, the average length and every document frequency exact.
 //
 // The BM25 formulas and their sources are in index/bm25/scoring.hpp (variants,
@@ -78,6 +78,7 @@
 #include <ragpp/index/detail/bm25_maxscore.hpp>
 #include <ragpp/index/detail/bm25_plan.hpp>
 #include <ragpp/index/detail/bm25_postings.hpp>
+#include <ragpp/index/options.hpp>
 #include <ragpp/text/whitespace.hpp>
 
 namespace ragpp {
@@ -90,6 +91,8 @@ template <Analyzer A>
 class BM25Index {
 public:
     using analyzer_type = A;
+    /// What search takes per call (index/options.hpp); a plain SearchOptions converts.
+    using search_options = BM25SearchOptions;
 
     BM25Index() requires std::default_initializable<A> = default;
     explicit BM25Index(BM25Params params, A analyzer = A{}) : analyzer_(std::move(analyzer)) { set_params(params); }
@@ -180,12 +183,12 @@ public:
     /// delta come from `options` when set, else from params(). Only documents in
     /// `options.allowed` are scored. Throws InvalidArgument for a parameter out of range.
     /// With fielded documents, the query's title keys (bm25_title_key) are added to its terms.
-    [[nodiscard]] std::vector<Hit> search(std::string_view query, std::size_t k, const SearchOptions& options = {}) const {
+    [[nodiscard]] std::vector<Hit> search(std::string_view query, std::size_t k, const BM25SearchOptions& options = {}) const {
         return search_terms(query_terms(query, options.statistics.get()), k, options);
     }
     /// The same, scoring every matching document (the oracle of the pruned search).
     [[nodiscard]] std::vector<Hit> search_exhaustive(std::string_view query, std::size_t k,
-                                                     const SearchOptions& options = {}) const {
+                                                     const BM25SearchOptions& options = {}) const {
         return search_terms(query_terms(query, options.statistics.get()), k, options, BM25Strategy::exhaustive);
     }
     /// The terms `search` looks up for `query`: the analyzer's (a DocumentAnalyzer's
@@ -198,7 +201,7 @@ public:
                                                        const ReaderStatistics* reader = nullptr) const;
     /// The same for already-analyzed query terms.
     [[nodiscard]] std::vector<Hit> search_terms(std::span<const std::string> query_terms, std::size_t k,
-                                                const SearchOptions& options = {},
+                                                const BM25SearchOptions& options = {},
                                                 BM25Strategy strategy = BM25Strategy::automatic,
                                                 BM25SearchStats* stats = nullptr) const;
 
@@ -229,7 +232,7 @@ public:
     [[nodiscard]] std::size_t document_frequency(std::string_view term) const;
     /// The statistics of the live documents of `documents` (see ReaderStatistics): their
     /// count, body and field lengths, and for the rank_bm25_okapi variant the mean idf of
-    /// their vocabulary. Give them to SearchOptions::statistics, and a search scores
+    /// their vocabulary. Give them to BM25SearchOptions::statistics, and a search scores
     /// exactly as an index holding only those documents would (document frequencies are
     /// then counted over them the first time a query holds the term, O(df), and kept:
     /// O(1) afterwards). O(slots) and 4 bytes per vocabulary term, plus O(postings) for
@@ -547,13 +550,13 @@ private:
 
 template <Analyzer A>
 std::vector<Hit> BM25Index<A>::search_terms(std::span<const std::string> query_terms, std::size_t k,
-                                            const SearchOptions& options,
+                                            const BM25SearchOptions& options,
                                             BM25Strategy strategy,
                                             BM25SearchStats* stats) const {
     const double k1 = options.k1.value_or(params_.k1);
     const double b = options.b.value_or(params_.b);
     const double delta = options.delta.value_or(params_.delta);
-    check_params(k1, b, delta, "SearchOptions");
+    check_params(k1, b, delta, "BM25SearchOptions");
     if (stats) *stats = {};
     // The reader's statistics when given (see ReaderStatistics), else the index's.
     const ReaderStatistics* reader = options.statistics.get();
@@ -574,7 +577,7 @@ std::vector<Hit> BM25Index<A>::search_terms(std::span<const std::string> query_t
     plan.live = &live;
     plan.all = scores_every_document();
     const FieldWeights fw = options.field_weights.value_or(params_.field_weights);
-    check_field_weights(fw, "SearchOptions");
+    check_field_weights(fw, "BM25SearchOptions");
     if (fielded_docs_ > 0 && (fw.title > 0.0 || fw.headings > 0.0 || fw.path > 0.0))
         return search_fielded(plan, fw, query_terms, k, strategy, stats, reader);
     std::vector<detail::bm25::BlockTermData> views;  // a frozen index's lists (resolve)

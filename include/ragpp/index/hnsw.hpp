@@ -93,6 +93,9 @@ inline constexpr std::size_t hnsw_insert_batch = 256;
 template <Embedder E>
 class VectorIndex<E, Hnsw> {
 public:
+    /// What search takes per call (index/options.hpp): ef_search per query; a plain
+    /// SearchOptions converts.
+    using search_options = VectorSearchOptions;
     /// The format id and version of its files (detail/binary_file.hpp container).
     static constexpr detail::BinaryFormat file_format{"HNSWINDX", 2, "HNSW vector index", ""};
     static constexpr std::uint32_t file_version = file_format.version;
@@ -236,9 +239,9 @@ public:
 
     /// The k best documents for `query`, embedded as a query (approximate; options.ef_search
     /// sets this query's candidate list, see search_vector).
-    [[nodiscard]] std::vector<Hit> search(std::string_view query, std::size_t k, const SearchOptions& options = {}) const {
+    [[nodiscard]] std::vector<Hit> search(std::string_view query, std::size_t k, const VectorSearchOptions& options = {}) const {
         if (options.ef_search && *options.ef_search == 0)
-            throw InvalidArgument("VectorIndex<Hnsw>::search: SearchOptions::ef_search must be >= 1");
+            throw InvalidArgument("VectorIndex<Hnsw>::search: VectorSearchOptions::ef_search must be >= 1");
         if (k == 0 || size() == 0) return {};
         const Eigen::VectorXf q = embedder_.embed(query, Role::query);
         return search_vector(std::span<const float>(q.data(), dim_), k, options);
@@ -247,9 +250,9 @@ public:
     /// index's ef_search when it is unset. Throws DimensionError on a wrong length,
     /// InvalidArgument on a NaN or infinite value or on options.ef_search 0.
     [[nodiscard]] std::vector<Hit> search_vector(std::span<const float> query, std::size_t k,
-                                                 const SearchOptions& options = {}) const {
+                                                 const VectorSearchOptions& options = {}) const {
         if (options.ef_search && *options.ef_search == 0)
-            throw InvalidArgument("VectorIndex<Hnsw>::search: SearchOptions::ef_search must be >= 1");
+            throw InvalidArgument("VectorIndex<Hnsw>::search: VectorSearchOptions::ef_search must be >= 1");
         return search_vector(query, k, options, options.ef_search.value_or(hnsw_.ef_search));
     }
     /// The same with the candidate list size `ef` of this call (max(ef, k) is used).
@@ -280,13 +283,13 @@ public:
         return top.take_sorted();
     }
     [[nodiscard]] std::vector<Hit> search_vector(const Eigen::Ref<const Eigen::VectorXf>& query, std::size_t k,
-                                                 const SearchOptions& options = {}) const {
+                                                 const VectorSearchOptions& options = {}) const {
         return search_vector(std::span<const float>(query.data(), static_cast<std::size_t>(query.size())), k, options);
     }
     /// Exact search over the stored rows (every live node scored, int8: from the
     /// dequantized rows): the graph's oracle.
     [[nodiscard]] std::vector<Hit> search_exact_vector(std::span<const float> query, std::size_t k,
-                                                       const SearchOptions& options = {}) const {
+                                                       const VectorSearchOptions& options = {}) const {
         const std::vector<float> q = prepare_query(query, "search_exact_vector");
         if (k == 0 || size() == 0) return {};
         std::vector<std::int8_t> codes;

@@ -76,6 +76,7 @@
 #include <ragpp/detail/topk.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/index/detail/int8_codes.hpp>
+#include <ragpp/index/options.hpp>
 #include <ragpp/index/detail/vector_checks.hpp>
 #include <ragpp/index/detail/vector_exact.hpp>
 
@@ -121,6 +122,8 @@ class VectorIndex {
     static_assert(std::same_as<Backend, Flat>, "VectorIndex: Flat is the only backend so far");
 
 public:
+    /// What search takes per call (index/options.hpp); a plain SearchOptions converts.
+    using search_options = VectorSearchOptions;
     /// The format id and version of its files in the container of every ragpp index
     /// file (detail/binary_file.hpp); files of format 1 (magic "RAGPPVEC") and format 2
     /// (float32 rows only, unaligned) are refused as written by an older ragpp.
@@ -247,19 +250,19 @@ public:
 
     /// The k best documents for `query`, embedded as a query.
     [[nodiscard]] std::vector<Hit> search(std::string_view query, std::size_t k,
-                                          const SearchOptions& options = {}) const;
+                                          const VectorSearchOptions& options = {}) const;
 
     /// The k best documents for a query vector. Throws DimensionError on a wrong
     /// length, InvalidArgument on a NaN or infinite value.
     [[nodiscard]] std::vector<Hit> search_vector(std::span<const float> query, std::size_t k,
-                                                 const SearchOptions& options = {}) const {
+                                                 const VectorSearchOptions& options = {}) const {
         std::vector<float> q = prepare_query(query, "search_vector");
         if (k == 0 || size() == 0) return {};
         if (options_.quantization != Quantization::none) return search_quantized(q, k, options);
         return search_exact(q, k, options);
     }
     [[nodiscard]] std::vector<Hit> search_vector(const Eigen::Ref<const Eigen::VectorXf>& query, std::size_t k,
-                                                 const SearchOptions& options = {}) const {
+                                                 const VectorSearchOptions& options = {}) const {
         return search_vector(std::span<const float>(query.data(), static_cast<std::size_t>(query.size())), k, options);
     }
 
@@ -268,17 +271,17 @@ public:
     /// index without them, the re-scoring scores of every row (not exact). The oracle of
     /// the quantized path's candidate selection.
     [[nodiscard]] std::vector<Hit> search_exact_vector(std::span<const float> query, std::size_t k,
-                                                       const SearchOptions& options = {}) const;
+                                                       const VectorSearchOptions& options = {}) const;
 
     /// Many query vectors (one per row) at once: one blocked matrix product scores
     /// every query against every row, each row read from memory once for all queries.
     /// Result i answers query row i. A quantized index answers each query with
     /// search_vector (its scan and re-scoring).
     [[nodiscard]] std::vector<std::vector<Hit>> search_batch(const Eigen::Ref<const RowMatrixXf>& queries, std::size_t k,
-                                                             const SearchOptions& options = {}) const;
+                                                             const VectorSearchOptions& options = {}) const;
     /// Many text queries: embedded together (embed_batch), then search_batch.
     [[nodiscard]] std::vector<std::vector<Hit>> search_batch(std::span<const std::string> queries, std::size_t k,
-                                                             const SearchOptions& options = {}) const;
+                                                             const VectorSearchOptions& options = {}) const;
 
     // --- persistence ------------------------------------------------------------------
     //
@@ -674,7 +677,7 @@ Eigen::VectorXf VectorIndex<E, Backend>::vector(DocId id) const {
 
 template <Embedder E, class Backend>
 std::vector<Hit> VectorIndex<E, Backend>::search(std::string_view query, std::size_t k,
-                                                 const SearchOptions& options) const {
+                                                 const VectorSearchOptions& options) const {
     if (k == 0 || size() == 0) return {};
     const Eigen::VectorXf q = embedder_.embed(query, Role::query);
     return search_vector(q, k, options);
@@ -682,7 +685,7 @@ std::vector<Hit> VectorIndex<E, Backend>::search(std::string_view query, std::si
 
 template <Embedder E, class Backend>
 std::vector<Hit> VectorIndex<E, Backend>::search_exact_vector(std::span<const float> query, std::size_t k,
-                                                              const SearchOptions& options) const {
+                                                              const VectorSearchOptions& options) const {
     std::vector<float> q = prepare_query(query, "search_exact_vector");
     if (k == 0 || size() == 0) return {};
     if (options_.quantization == Quantization::none) return search_exact(q, k, options);
@@ -696,7 +699,7 @@ std::vector<Hit> VectorIndex<E, Backend>::search_exact_vector(std::span<const fl
 
 template <Embedder E, class Backend>
 std::vector<std::vector<Hit>> VectorIndex<E, Backend>::search_batch(const Eigen::Ref<const RowMatrixXf>& queries, std::size_t k,
-                                                                    const SearchOptions& options) const {
+                                                                    const VectorSearchOptions& options) const {
     if (static_cast<std::size_t>(queries.cols()) != dim_)
         throw DimensionError("VectorIndex::search_batch: queries have " + std::to_string(queries.cols()) +
                              " dimensions, the index has " + std::to_string(dim_));
@@ -755,7 +758,7 @@ std::vector<std::vector<Hit>> VectorIndex<E, Backend>::search_batch(const Eigen:
 
 template <Embedder E, class Backend>
 std::vector<std::vector<Hit>> VectorIndex<E, Backend>::search_batch(std::span<const std::string> queries, std::size_t k,
-                                                                    const SearchOptions& options) const {
+                                                                    const VectorSearchOptions& options) const {
     return search_batch(embedder_.embed_batch(queries, Role::query), k, options);
 }
 

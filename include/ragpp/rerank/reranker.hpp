@@ -202,11 +202,11 @@ template <Reranker R>
 
 /// Searches `retriever` for max(candidates, keep) fused results, then reranks them.
 /// `R` is anything whose `search(query, k, options)` returns std::vector<Result>
-/// (ragpp::Retriever, Collection's retriever).
+/// (ragpp::Retriever, Collection's retriever); `search_options` is its own options type.
 template <class Searcher, Reranker R>
 [[nodiscard]] std::vector<Result> search_reranked(const Searcher& retriever, std::string_view question,
                                                   const R& reranker, const RerankOptions& options = {},
-                                                  const SearchOptions& search_options = {}) {
+                                                  const search_options_t<Searcher>& search_options = {}) {
     options.validate("search_reranked");
     return rerank(question, retriever.search(question, std::max(options.candidates, options.keep), search_options),
                   reranker, options);

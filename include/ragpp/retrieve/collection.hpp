@@ -243,9 +243,10 @@ public:
     }
 
     /// The k best chunks for `query` that `principal` may read and `filter` accepts.
-    /// `options` passes per-query knobs; its own allowed set, if any, is intersected.
+    /// `options` passes per-query knobs (the retriever's own options type); its own
+    /// allowed set, if any, is intersected.
     [[nodiscard]] auto search(std::string_view query, std::size_t k, const Filter& filter, const Principal& principal,
-                              SearchOptions options = {}) const {
+                              search_options_t<R> options = {}) const {
         DocSet set = allowed(filter, principal);
         if (options.allowed) set &= *options.allowed;
         options.allowed = std::make_shared<const DocSet>(std::move(set));

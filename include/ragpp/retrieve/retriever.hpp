@@ -7,12 +7,13 @@
 // document's rank and score in that index's list (the trace).
 //
 // A Retriever models SearchIndex itself, so retrievers nest. Each level takes its own
-// options: a Retriever consumes the fusion knobs of the SearchOptions it is given
-// (candidates, rrf_k, weights) and forwards to index i either `per_index[i]` (its
-// allowed set intersected with the caller's) or, when `per_index` is empty, a copy
-// without the fusion knobs (the allowed set and the BM25 knobs kept). A nested
-// Retriever shares the outer one's documents (add_document(DocId,
-// shared_ptr<const Document>)): every document's text is stored once.
+// options, typed: a Retriever's search takes RetrieverSearchOptions<...> (its
+// `search_options`), which holds the fusion knobs (candidates, rrf_k, weights) and, in
+// `per_index`, the options of each of its indexes in their own types (BM25SearchOptions,
+// VectorSearchOptions, a nested Retriever's); index i receives per_index's i-th, its
+// allowed set intersected with the caller's. A nested Retriever shares the outer one's
+// documents (add_document(DocId, shared_ptr<const Document>)): every document's text is
+// stored once.
 //
 // Threading: `search` and every other const member are safe to call from many threads
 // at once (they allocate their own scratch and touch no shared mutable state); any
@@ -24,6 +25,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -91,12 +93,41 @@ struct RetrieverOptions {
     std::size_t candidates = 100;
 };
 
+/// A Retriever's per-call options: its fusion knobs, unset meaning the Retriever's own
+/// (RetrieverOptions), and the options of each index, `per_index`, in the index's own
+/// type (search_options_t), for example `o.index<0>().k1 = 1.2` for a BM25 index first.
+/// Index i's allowed set is intersected with this one's.
+template <class... IndexOptions>
+struct RetrieverSearchOptions : SearchOptions {
+    /// How many candidates the Retriever asks of each index before fusing.
+    std::optional<std::size_t> candidates;
+    /// The reciprocal rank fusion constant k.
+    std::optional<double> rrf_k;
+    /// One fusion weight per index; empty means the Retriever's weights.
+    std::vector<double> weights;
+    /// The options of each index.
+    std::tuple<IndexOptions...> per_index;
+
+    RetrieverSearchOptions() = default;
+    /// A filter alone (SearchOptions::only): every knob of every level at its default.
+    template <std::same_as<SearchOptions> O>
+    RetrieverSearchOptions(const O& filter) : SearchOptions(filter) {}  // NOLINT(google-explicit-constructor)
+
+    /// Index I's options.
+    template <std::size_t I>
+    [[nodiscard]] auto& index() noexcept { return std::get<I>(per_index); }
+    template <std::size_t I>
+    [[nodiscard]] const auto& index() const noexcept { return std::get<I>(per_index); }
+};
+
 // Long members are defined after the class (see index/bm25.hpp).
 template <SearchIndex... Indexes>
 class Retriever {
 public:
     static constexpr std::size_t index_count = sizeof...(Indexes);
     static_assert(index_count > 0, "a Retriever needs at least one index");
+    /// What search takes per call: fusion knobs and each index's own options.
+    using search_options = RetrieverSearchOptions<search_options_t<Indexes>...>;
 
     explicit Retriever(Indexes... indexes) : indexes_(std::move(indexes)...) {}
     explicit Retriever(RetrieverOptions options, Indexes... indexes) : indexes_(std::move(indexes)...) {
@@ -166,15 +197,15 @@ public:
     void remove_document(std::string_view key);
 
     /// The k best documents for `query`, fused. `options` may override this Retriever's
-    /// fusion defaults (candidates, rrf_k, weights); index i receives `per_index[i]` with
-    /// the allowed set intersected with `options.allowed`, or, when `per_index` is empty,
-    /// `options` without its fusion knobs. Throws InvalidArgument, naming the level
-    /// ("options.per_index[0]"), when the options of any nested level are invalid.
+    /// fusion defaults (candidates, rrf_k, weights); index i receives `per_index`'s i-th
+    /// options with the allowed set intersected with `options.allowed`. Throws
+    /// InvalidArgument, naming the level ("options.per_index[0]"), when the fusion
+    /// knobs of any nested level are invalid.
     [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k,
-                                             const SearchOptions& options = {}) const;
+                                             const search_options& options = {}) const;
 
     /// The same, recording the time of each stage in `timings`.
-    [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k, const SearchOptions& options,
+    [[nodiscard]] std::vector<Result> search(std::string_view query, std::size_t k, const search_options& options,
                                              SearchTimings& timings) const;
 
     /// Live documents.
@@ -189,26 +220,29 @@ public:
     template <std::size_t I>
     [[nodiscard]] const auto& index() const noexcept { return std::get<I>(indexes_); }
 
-    /// Validates the options of a search at every level: this Retriever's fusion knobs,
-    /// the size of `per_index` (0 or index_count), and, for each nested Retriever, the
-    /// options it will receive. Throws InvalidArgument naming the level (`level`, then
-    /// ".per_index[i]" for each step down).
-    static void check_search_options(const SearchOptions& options, const std::string& level = "options");
+    /// Validates the options of a search at every level: this Retriever's fusion knobs
+    /// and, for each nested Retriever, the options it will receive. Throws
+    /// InvalidArgument naming the level (`level`, then ".per_index[i]" for each step down).
+    static void check_search_options(const search_options& options, const std::string& level = "options");
 
 private:
     template <std::size_t I>
-    static void check_nested(const SearchOptions& options, const std::string& level) {
+    using index_options = search_options_t<std::tuple_element_t<I, std::tuple<Indexes...>>>;
+
+    template <std::size_t I>
+    static void check_nested(const search_options& options, const std::string& level) {
         if constexpr (I < index_count) {
             using Child = std::tuple_element_t<I, std::tuple<Indexes...>>;
-            if constexpr (requires { Child::check_search_options(options, level); })
-                Child::check_search_options(options.per_index[I], level + ".per_index[" + std::to_string(I) + "]");
+            if constexpr (requires { Child::check_search_options(std::get<I>(options.per_index), level); })
+                Child::check_search_options(std::get<I>(options.per_index), level + ".per_index[" + std::to_string(I) + "]");
             check_nested<I + 1>(options, level);
         }
     }
 
-    /// The options index I receives (see search).
+    /// The options index I receives (see search): per_index's I-th, with the allowed
+    /// set intersected with the caller's (copied into `scratch` only then).
     template <std::size_t I>
-    static const SearchOptions& forwarded(const SearchOptions& options, SearchOptions& scratch);
+    static const index_options<I>& forwarded(const search_options& options, index_options<I>& scratch);
 
     /// Index I's add_document: a nested Retriever shares the stored document, any other
     /// index reads it.
@@ -354,13 +388,13 @@ private:
     }
 
     template <std::size_t I>
-    void query_all(std::string_view query, std::size_t candidates, const SearchOptions& options,
+    void query_all(std::string_view query, std::size_t candidates, const search_options& options,
                    const std::vector<double>& weights, std::array<std::vector<DocId>, index_count>& ids,
                    std::array<std::vector<double>, index_count>& scores, SearchTimings& timings) const {
         if constexpr (I < index_count) {
             if (weights.empty() || weights[I] > 0) {
                 const auto start = std::chrono::steady_clock::now();
-                SearchOptions scratch;
+                index_options<I> scratch;
                 auto hits = std::get<I>(indexes_).search(query, candidates, forwarded<I>(options, scratch));
                 timings.index_seconds[I] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
                 ids[I].reserve(hits.size());
@@ -460,42 +494,32 @@ void Retriever<Indexes...>::remove_document(std::string_view key) {
 
 template <SearchIndex... Indexes>
 std::vector<Result> Retriever<Indexes...>::search(std::string_view query, std::size_t k,
-                                                  const SearchOptions& options) const {
+                                                  const search_options& options) const {
     SearchTimings unused;
     return search(query, k, options, unused);
 }
 
 template <SearchIndex... Indexes>
-void Retriever<Indexes...>::check_search_options(const SearchOptions& options, const std::string& level) {
+void Retriever<Indexes...>::check_search_options(const search_options& options, const std::string& level) {
     const std::string where = "Retriever::search: " + level;
     check_fusion_options(options.rrf_k.value_or(0.0), options.weights, index_count, where, "indexes");
-    if (!options.per_index.empty() && options.per_index.size() != index_count)
-        throw InvalidArgument(where + ".per_index: " + std::to_string(options.per_index.size()) +
-                              " options for " + std::to_string(index_count) + " indexes (give none or one per index)");
-    if (!options.per_index.empty()) check_nested<0>(options, level);
+    check_nested<0>(options, level);
 }
 
 template <SearchIndex... Indexes>
 template <std::size_t I>
-const SearchOptions& Retriever<Indexes...>::forwarded(const SearchOptions& options, SearchOptions& scratch) {
-    if (!options.per_index.empty()) {
-        scratch = options.per_index[I];
-        if (options.allowed) {
-            if (scratch.allowed) {
-                DocSet both = *scratch.allowed;
-                both &= *options.allowed;
-                scratch.allowed = std::make_shared<const DocSet>(std::move(both));
-            } else {
-                scratch.allowed = options.allowed;
-            }
-        }
-        return scratch;
+auto Retriever<Indexes...>::forwarded(const search_options& options, index_options<I>& scratch)
+    -> const index_options<I>& {
+    const auto& own = std::get<I>(options.per_index);
+    if (!options.allowed) return own;
+    scratch = own;
+    if (scratch.allowed) {
+        DocSet both = *scratch.allowed;
+        both &= *options.allowed;
+        scratch.allowed = std::make_shared<const DocSet>(std::move(both));
+    } else {
+        scratch.allowed = options.allowed;
     }
-    if (!options.candidates && !options.rrf_k && options.weights.empty()) return options;
-    scratch = options;
-    scratch.candidates.reset();
-    scratch.rrf_k.reset();
-    scratch.weights.clear();
     return scratch;
 }
 
@@ -506,7 +530,7 @@ void Retriever<Indexes...>::add_document(DocId id, std::shared_ptr<const Documen
 }
 
 template <SearchIndex... Indexes>
-std::vector<Result> Retriever<Indexes...>::search(std::string_view query, std::size_t k, const SearchOptions& options,
+std::vector<Result> Retriever<Indexes...>::search(std::string_view query, std::size_t k, const search_options& options,
                                                   SearchTimings& timings) const {
     check_search_options(options);
     const double rrf_k = options.rrf_k.value_or(options_.rrf_k);

@@ -85,13 +85,16 @@ struct Engine::Impl {
         return *own;
     }
 
-    [[nodiscard]] static SearchOptions options(SearchMode mode, const SearchSettings& s) {
-        SearchOptions o;
-        o.k1 = s.k1;
-        o.b = s.b;
+    /// The options of the hybrid retriever's search: the fusion knobs at its level, the
+    /// BM25 knobs given to the BM25 index (index 0).
+    [[nodiscard]] static EngineHybrid::search_options options(SearchMode mode, const SearchSettings& s) {
+        EngineHybrid::search_options o;
+        auto& bm25 = o.index<0>();
+        bm25.k1 = s.k1;
+        bm25.b = s.b;
+        bm25.field_weights = s.field_weights;
         o.rrf_k = s.rrf_k;
         o.candidates = s.candidates;
-        o.field_weights = s.field_weights;
         o.weights = mode == SearchMode::bm25     ? std::vector<double>{1.0, 0.0}
                     : mode == SearchMode::vector ? std::vector<double>{0.0, 1.0}
                                                  : s.weights;
@@ -139,7 +142,8 @@ struct Engine::Impl {
     /// (the retriever fuses lists of s.candidates whatever the depth, the cap
     /// runs over the whole fused list, the reranker re-scores the same first
     /// rerank_candidates), so ask's passages are the first entries of eval's ranking.
-    [[nodiscard]] std::vector<Result> run(std::string_view query, std::size_t depth, const SearchOptions& o,
+    [[nodiscard]] std::vector<Result> run(std::string_view query, std::size_t depth,
+                                          const EngineHybrid::search_options& o,
                                           const SearchSettings& s, const std::string& reranker,
                                           SearchTimings* timings = nullptr, StageTimes* stages = nullptr) const {
         using detail::engine::Clock;
@@ -163,7 +167,7 @@ struct Engine::Impl {
             return results;
         }
         const auto t0 = Clock::now();
-        results = rerank(reranker, query, std::move(results), depth, s, o.statistics);
+        results = rerank(reranker, query, std::move(results), depth, s, o.index<0>().statistics);
         if (stages) stages->emplace_back("rerank", std::chrono::duration<double>(Clock::now() - t0).count());
         return results;
     }

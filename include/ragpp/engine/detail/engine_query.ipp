@@ -43,7 +43,7 @@ RAGPP_FUNC EngineResults Engine::search(std::string_view query, const EngineQuer
     for (;;) {
         auto o = im.options(q.mode, settings);
         o.allowed = allowed;
-        o.statistics = statistics;
+        o.index<0>().statistics = statistics;
         auto results = im.run(query, q.k, o, settings, q.reranker);
         const auto engine_results = [&results] {
             std::vector<EngineResult> r;
@@ -110,7 +110,7 @@ RAGPP_FUNC PipelineReport Engine::evaluate(const QuestionSet& questions, const E
     auto o = im.options(options.mode, settings);
     if (options.mode == SearchMode::hybrid && !options.weights.empty()) o.weights = options.weights;
     o.allowed = std::make_shared<const DocSet>(im.docs->allowed(Filter::all(), options.principal));
-    o.statistics = im.reader_statistics(options.principal);
+    o.index<0>().statistics = im.reader_statistics(options.principal);
     const std::size_t depth = std::max(options.depth ? options.depth : settings.candidates, options.answer.passages);
     const auto stats = im.term_statistics(options.principal);
     const auto& analyzer = im.docs->retriever().index<0>().analyzer();

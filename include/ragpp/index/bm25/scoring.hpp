@@ -61,7 +61,7 @@
 // same value; e.g. x / (x + k1) = tf / (tf + k1 L)). The body's weight is 1: scaling
 // every weight by c is the same as dividing k1 by c, so it would add no freedom.
 // Weights and b_f are BM25Params (saved with the index); the weights can change per
-// query (SearchOptions::field_weights). A field of weight 0 is not read.
+// query (BM25SearchOptions::field_weights). A field of weight 0 is not read.
 //
 // Fielded scoring is used only when the index holds at least one document with a
 // field term and some field weight is > 0; otherwise search is exactly the unfielded
@@ -83,6 +83,7 @@
 
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
+#include <ragpp/index/options.hpp>
 
 namespace ragpp {
 
