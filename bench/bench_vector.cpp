@@ -22,6 +22,8 @@
 
 #include <unistd.h>
 
+#include "clustered_vectors.hpp"
+
 #ifdef RAGPP_BENCH_FAISS
 #include <faiss/IndexFlat.h>
 #include <omp.h>
@@ -51,22 +53,7 @@ struct NoText {
 };
 using Index = ragpp::VectorIndex<NoText>;
 
-/// splitmix64 (Steele, Lea, Flood 2014): a fast fixed generator, same numbers everywhere.
-struct SplitMix {
-    std::uint64_t s;
-    std::uint64_t next() {
-        std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        return z ^ (z >> 31);
-    }
-    /// Roughly normal: the sum of four uniforms on [-1, 1).
-    float gauss() {
-        float s4 = 0;
-        for (int i = 0; i < 4; ++i) s4 += static_cast<float>(next() >> 40) / 8388608.0F - 1.0F;
-        return s4;
-    }
-};
+using bench::SplitMix;  // bench/clustered_vectors.hpp
 
 void fill_unit_rows(float* p, std::size_t rows, std::size_t dim, SplitMix& rng) {
     for (std::size_t r = 0; r < rows; ++r) {

@@ -12,7 +12,8 @@
 
 namespace bench {
 
-/// splitmix64: a fast seeded generator for the vectors' noise.
+/// splitmix64 (Steele, Lea, Flood 2014): a fast seeded generator, the same numbers
+/// everywhere (the vectors' noise here, bench_vector's rows).
 struct SplitMix {
     std::uint64_t s;
     std::uint64_t next() {
@@ -23,6 +24,12 @@ struct SplitMix {
     }
     /// Uniform in [-1, 1).
     float sym() { return static_cast<float>(static_cast<double>(next() >> 11) * 0x1.0p-52 - 1.0); }
+    /// Roughly normal: the sum of four uniforms on [-1, 1).
+    float gauss() {
+        float s4 = 0;
+        for (int i = 0; i < 4; ++i) s4 += static_cast<float>(next() >> 40) / 8388608.0F - 1.0F;
+        return s4;
+    }
 };
 
 inline void normalise(float* v, std::size_t dim) {
