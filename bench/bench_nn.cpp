@@ -55,6 +55,11 @@ double median(std::vector<double> v) {
 // The FMA loops in inline assembly (compilers otherwise keep the accumulators of such a
 // loop in memory): 24 (AVX-512) / 12 (AVX2) independent vfmadd231ps chains, enough to
 // cover the 4-cycle latency on two FMA ports, per iteration.
+// What the AVX-512 loops write: the two sources and the 24 accumulators.
+#define RAGPP_ZMM_CLOBBERS                                                                                          \
+    "xmm0", "xmm1", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", \
+        "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30",  \
+        "xmm31", "cc"
 #define RAGPP_FMA8(W, R) "vfmadd231ps %%" W "1, %%" W "0, %%" W #R "\n\t"
 __attribute__((target("avx512f"))) __attribute__((noinline)) void fma_loop_avx512(std::size_t iters) {
     __asm__ volatile(
@@ -71,9 +76,7 @@ __attribute__((target("avx512f"))) __attribute__((noinline)) void fma_loop_avx51
         "jnz 1b\n\t"
         : "+r"(iters)
         :
-        : "xmm0", "xmm1", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17",
-          "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29",
-          "xmm30", "xmm31", "cc");
+        : RAGPP_ZMM_CLOBBERS);
 }
 __attribute__((target("avx2,fma"))) __attribute__((noinline)) void fma_loop_avx2(std::size_t iters) {
     __asm__ volatile(
@@ -91,6 +94,25 @@ __attribute__((target("avx2,fma"))) __attribute__((noinline)) void fma_loop_avx2
           "xmm14", "xmm15", "cc");
 }
 #undef RAGPP_FMA8
+// The int8 peak: the same with vpdpbusd (16 lanes x 4 u8*s8 multiply-adds, 128 ops per
+// instruction), 24 independent chains.
+#define RAGPP_DP8(R) "vpdpbusd %%zmm1, %%zmm0, %%zmm" #R "\n\t"
+__attribute__((target("avx512f,avx512vnni"))) __attribute__((noinline)) void vnni_loop_avx512(std::size_t iters) {
+    __asm__ volatile(
+        "vpxord %%zmm0, %%zmm0, %%zmm0\n\t"
+        "vpxord %%zmm1, %%zmm1, %%zmm1\n\t"
+        "1:\n\t"
+        RAGPP_DP8(8) RAGPP_DP8(9) RAGPP_DP8(10) RAGPP_DP8(11) RAGPP_DP8(12) RAGPP_DP8(13) RAGPP_DP8(14) RAGPP_DP8(15)
+        RAGPP_DP8(16) RAGPP_DP8(17) RAGPP_DP8(18) RAGPP_DP8(19) RAGPP_DP8(20) RAGPP_DP8(21) RAGPP_DP8(22) RAGPP_DP8(23)
+        RAGPP_DP8(24) RAGPP_DP8(25) RAGPP_DP8(26) RAGPP_DP8(27) RAGPP_DP8(28) RAGPP_DP8(29) RAGPP_DP8(30) RAGPP_DP8(31)
+        "dec %0\n\t"
+        "jnz 1b\n\t"
+        : "+r"(iters)
+        :
+        : RAGPP_ZMM_CLOBBERS);
+}
+#undef RAGPP_DP8
+#undef RAGPP_ZMM_CLOBBERS
 #endif
 
 /// GFLOP/s of the FMA loop (median of `runs`), or 0 when the ISA is missing.
@@ -109,6 +131,25 @@ double fma_peak(bool wide, std::size_t runs) {
     return median(g);
 #else
     (void)wide, (void)runs;
+    return 0;
+#endif
+}
+
+/// GOP/s (2 ops per multiply-add) of the vpdpbusd loop (median of `runs`): the int8
+/// kernels' peak; 0 without AVX-512 VNNI.
+double vnni_peak(std::size_t runs) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (!nn::supported(nn::Isa::avx512_vnni)) return 0;
+    const std::size_t iters = 10'000'000;
+    std::vector<double> g;
+    for (std::size_t r = 0; r < runs; ++r) {
+        const double t0 = thread_seconds();
+        vnni_loop_avx512(iters);
+        g.push_back(24.0 * 128 * static_cast<double>(iters) / (thread_seconds() - t0) * 1e-9);
+    }
+    return median(g);
+#else
+    (void)runs;
     return 0;
 #endif
 }
@@ -183,9 +224,9 @@ int main(int argc, char** argv) {
 #ifdef RAGPP_BENCH_OPENBLAS
     openblas_set_num_threads(1);
 #endif
-    const double peak512 = fma_peak(true, runs), peak256 = fma_peak(false, runs);
-    std::printf(R"({"bench":"nn","kernel":"fma_peak","threads":1,"avx512_gflops":%.1f,"avx2_gflops":%.1f})" "\n",
-                peak512, peak256);
+    const double peak512 = fma_peak(true, runs), peak256 = fma_peak(false, runs), peak_i8 = vnni_peak(runs);
+    std::printf(R"({"bench":"nn","kernel":"fma_peak","threads":1,"avx512_gflops":%.1f,"avx2_gflops":%.1f,"avx512_vnni_gops":%.1f})" "\n",
+                peak512, peak256, peak_i8);
     const double peak = nn::is_avx512(isa) ? peak512 : peak256;
 
     std::mt19937 rng(7);
@@ -228,9 +269,12 @@ int main(int argc, char** argv) {
                     openblas_get_corename(), s.m, s.n_in, s.n_out, gb.median, gb.best, gf.median / gb.median,
                     gi.median / gb.median);
 #endif
-        std::printf(R"({"bench":"nn","kernel":"linear_i8","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gops":%.1f,"gops_best":%.1f,"speedup_vs_f32":%.2f,"checksum":%.4f})" "\n",
+        // Share of the int8 peak: the vpdpbusd loop's, when these kernels are VNNI's.
+        const double i8_peak = isa == nn::Isa::avx512_vnni ? peak_i8 : 0.0;
+        std::printf(R"({"bench":"nn","kernel":"linear_i8","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gops":%.1f,"gops_best":%.1f,"speedup_vs_f32":%.2f,"fraction_of_peak":%.3f,"checksum":%.4f})" "\n",
                     std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gi.median, gi.best,
-                    gi.median / gf.median, static_cast<double>(yi[0] + yi[yi.size() - 1]));
+                    gi.median / gf.median, i8_peak > 0 ? gi.median / i8_peak : 0.0,
+                    static_cast<double>(yi[0] + yi[yi.size() - 1]));
         std::fflush(stdout);
     }
     // Attention: 12 heads x 32 dims (MiniLM: hidden 384), scores = Q K^T / sqrt(d), then P V.

@@ -1,17 +1,26 @@
 #!/usr/bin/python3
-"""ragpp's transformer encoder against PyTorch, side by side in one run, one thread.
+"""ragpp's transformer encoder against PyTorch and ONNX Runtime, side by side in one run.
 
     /usr/bin/python3 bench/transformer_vs_torch.py BUILD_DIR MODEL_DIR [--rounds 3] [--n 128]
+                     [--ort NODE_MODULES/onnxruntime-node]
 
 MODEL_DIR is made on the first run by bench/torch_encoder_bench.py (a random BERT of the
 all-MiniLM-L6-v2 shape, 128-token SciFact passages, torch's reference vectors). Each round
 runs torch (float32 and dynamic int8, OpenBLAS with OPENBLAS_CORETYPE=SkylakeX: Debian's
 OpenBLAS 0.3.21 does not know this CPU and otherwise falls back to slow generic kernels)
 and then BUILD_DIR/bench/bench_transformer (float32 and int8, one thread, then two), so
-both see the same machine. Prints every round's JSON lines, then one summary line with the
-medians and the ratios to torch float32 (texts per second of wall-clock time and per CPU
-second; on a busy machine the CPU-second figures are the steadier ones).
-Needs Debian's python3-torch and libopenblas0-pthread (torch uses OpenBLAS through libblas).
+both see the same machine. With --ort (the onnxruntime-node package, from `npm install
+--ignore-scripts onnxruntime-node`: its CPU library is inside the package), each round also
+runs ONNX Runtime on the same model exported from torch (bench/onnx_export.py writes
+MODEL_DIR/model.onnx on the first run) and the same token ids, compute only
+(bench/ort_encoder_bench.cjs, with Node), on one intra-op thread and on its default (one per
+core). Prints every round's JSON lines, then one summary line with the medians and the
+per-round ratios to torch float32 and to ONNX Runtime float32 (texts per second of CPU time
+at one thread; of wall-clock time at two threads against ONNX Runtime's default; on a busy
+machine the CPU-second figures are the steadier ones), then bench_nn --quick's lines: each
+kernel's share of the core's measured peak (FMA for float32, vpdpbusd for int8).
+Needs Debian's python3-torch and libopenblas0-pthread (torch uses OpenBLAS through libblas),
+and nodejs for --ort.
 """
 import argparse
 import json
@@ -34,16 +43,27 @@ def main():
     ap.add_argument("model_dir")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--n", type=int, default=128, help="passages per timing")
+    ap.add_argument("--ort", help="the onnxruntime-node package folder (adds ONNX Runtime)")
     a = ap.parse_args()
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_CORETYPE="SkylakeX")
     torch_cmd = ["/usr/bin/python3", os.path.join(HERE, "torch_encoder_bench.py"), a.model_dir, "--n", str(a.n)]
     ragpp_cmd = [os.path.join(a.build_dir, "bench", "bench_transformer"), a.model_dir, "--n", str(a.n)]
-    rows = {"torch": [], "ragpp1": [], "ragpp2": []}
+    rows = {"torch": [], "ragpp1": [], "ragpp2": [], "ort1": [], "ort_all": []}
+    ort_cmd = None
+    if a.ort:
+        if not os.path.exists(os.path.join(a.model_dir, "model.onnx")):
+            run_json(torch_cmd + ["--runs", "1"], env)  # makes MODEL_DIR on a first run
+            print(json.dumps(run_json(["/usr/bin/python3", os.path.join(HERE, "onnx_export.py"), a.model_dir])),
+                  flush=True)
+        ort_cmd = ["node", os.path.join(HERE, "ort_encoder_bench.cjs"), a.ort, a.model_dir, "--n", str(a.n)]
     for r in range(a.rounds):
         t = run_json(torch_cmd, env)
         g1 = run_json(ragpp_cmd + ["--threads", "1"])
         g2 = run_json(ragpp_cmd + ["--threads", "2"])
-        for k, v in (("torch", t), ("ragpp1", g1), ("ragpp2", g2)):
+        got = [("torch", t), ("ragpp1", g1), ("ragpp2", g2)]
+        if ort_cmd:
+            got += [("ort1", run_json(ort_cmd + ["--threads", "1"])), ("ort_all", run_json(ort_cmd + ["--threads", "0"]))]
+        for k, v in got:
             rows[k].append(v)
             print(json.dumps({"round": r + 1, "who": k, **v}), flush=True)
 
@@ -58,13 +78,29 @@ def main():
     summary.update({"ragpp_1thread_" + k: med("ragpp1", k) for k in keys_g})
     summary.update({"ragpp_2threads_" + k: med("ragpp2", k) for k in keys_g})
     # Ratios per round (both sides measured back to back), then their median.
-    def ratio(num_who, num_key, den_key):
-        vals = [g[num_key] / t[den_key] for g, t in zip(rows[num_who], rows["torch"])]
+    def ratio(num_who, num_key, den_key, den_who="torch"):
+        vals = [g[num_key] / t[den_key] for g, t in zip(rows[num_who], rows[den_who])]
         return round(statistics.median(vals), 3)
     summary["ratio_f32_to_torch_f32"] = ratio("ragpp1", "f32_texts_per_cpu_s", "torch_f32_texts_per_cpu_s")
     summary["ratio_int8_to_torch_f32"] = ratio("ragpp1", "int8_texts_per_cpu_s", "torch_f32_texts_per_cpu_s")
     summary["ratio_int8_to_torch_int8"] = ratio("ragpp1", "int8_texts_per_cpu_s", "torch_int8_texts_per_cpu_s")
-    print(json.dumps(summary))
+    if ort_cmd:
+        summary["onnxruntime"] = rows["ort1"][0]["onnxruntime"]
+        summary["ort_max_abs_diff_to_torch"] = max(r["ort_max_abs_diff_to_torch"] for r in rows["ort1"])
+        for who in ("ort1", "ort_all"):
+            for k in ("ort_f32_texts_per_s", "ort_f32_texts_per_cpu_s"):
+                summary[who + "_" + k[4:]] = med(who, k)
+        summary["ratio_f32_to_ort_f32"] = ratio("ragpp1", "f32_texts_per_cpu_s", "ort_f32_texts_per_cpu_s", "ort1")
+        summary["ratio_int8_to_ort_f32"] = ratio("ragpp1", "int8_texts_per_cpu_s", "ort_f32_texts_per_cpu_s", "ort1")
+        summary["ratio_f32_2threads_to_ort_all_wall"] = ratio("ragpp2", "f32_texts_per_s", "ort_f32_texts_per_s", "ort_all")
+        summary["ratio_int8_2threads_to_ort_all_wall"] = ratio("ragpp2", "int8_texts_per_s", "ort_f32_texts_per_s", "ort_all")
+    print(json.dumps(summary), flush=True)
+    # Each kernel's share of the core's peak (bench_nn's fraction_of_peak).
+    nn = subprocess.run([os.path.join(a.build_dir, "bench", "bench_nn"), "--quick"], check=True, capture_output=True,
+                        text=True).stdout
+    for line in nn.splitlines():
+        if '"kernel":"fma_peak"' in line or '"kernel":"linear_' in line:
+            print(line, flush=True)
     return 0
 
 
