@@ -1463,12 +1463,10 @@ TEST_CASE("index_folder: mistakes of the request are refused before anything is 
     refused(out, o, "hashing:DIM needs a dimension from 1 to 999999");
     o.settings.embedder = "hashing:x1";
     refused(out, o, "hashing:DIM");
-    o = {};
-    o.settings.variant = "bm26";
-    refused(out, o, "bm26");
-    o = {};
-    o.settings.quantize = "int4";
-    refused(out, o, "quantize must be none or int8");
+    // The BM25 variant and the quantization are typed (BM25Variant, TransformerQuantization):
+    // a wrong name is refused where it is parsed (the tool's --variant, an index's config.json).
+    CHECK_THROWS_WITH(ragpp::parse_bm25_variant("bm26"), Catch::Contains("bm26"));
+    CHECK_THROWS_WITH(ragpp::parse_transformer_quantization("int4"), Catch::Contains("quantize must be none or int8"));
     o = {};
     o.settings.max_tokens = 10;
     o.settings.overlap = 10;

@@ -124,7 +124,7 @@ void print_report(const ragpp::EvaluationRunReport& r, const cli::EngineConfig& 
     const auto& questions = r.questions;
     const auto& ks = r.ks;
     std::printf("%zu chunks, %zu questions; analyzer %s, embedder %s, BM25 %s k1=%g b=%g, RRF k=%g, %zu candidates\n\n",
-                r.readable_chunks, questions.size(), config.analyzer.c_str(), config.embedder.c_str(), config.variant.c_str(),
+                r.readable_chunks, questions.size(), config.analyzer.c_str(), config.embedder.c_str(), std::string(ragpp::to_string(config.variant)).c_str(),
                 config.search.k1, config.search.b, config.search.rrf_k, config.search.candidates);
     if (r.default_pipelines)
         std::printf("default pipeline (search, ask and the first row here, without --mode): %s (embedder %s; see "

@@ -23,8 +23,7 @@ int run_rerank(cli::ArgParser& p) {
     if (!reranker.starts_with("cross-encoder:"))
         throw cli::UsageError("--reranker '" + reranker + "' is not cross-encoder:DIR");
     c.threads = p.count("threads");
-    c.quantize = p.get("quantize");
-    if (c.quantize != "none" && c.quantize != "int8") throw cli::UsageError("--quantize must be none or int8");
+    c.quantize = cli::usage_of([&] { return ragpp::parse_transformer_quantization(p.get("quantize")); });
     const auto passages = cli::texts_from(p, "PASSAGE");
     const auto scores = cli::rerank_texts(c, reranker, p.get("QUERY"), passages);
     for (std::size_t i = 0; i < passages.size(); ++i)

@@ -117,11 +117,7 @@ namespace {
 void read_embedder_settings(const ArgParser& p, bool given_only, ragpp::IndexSettings& s) {
     const auto take = [&](const char* name) { return !given_only || p.given(name); };
     if (take("embedder")) s.embedder = p.get("embedder");
-    if (take("quantize")) {
-        const std::string q = p.get("quantize");
-        if (q != "none" && q != "int8") throw UsageError("--quantize must be none or int8, not '" + q + "'");
-        s.quantize = q;
-    }
+    if (take("quantize")) s.quantize = usage_of([&] { return ragpp::parse_transformer_quantization(p.get("quantize")); });
     if (p.has("e5")) {
         if (p.given("query-prefix") || p.given("passage-prefix"))
             throw UsageError("--e5 sets both prefixes: do not give --query-prefix or --passage-prefix with it");
@@ -139,7 +135,7 @@ ragpp::IndexSettings read_index_settings(const ArgParser& p, bool given_only) {
     ragpp::IndexSettings s;
     if (take("analyzer")) s.analyzer = p.get("analyzer");
     read_embedder_settings(p, given_only, s);
-    if (take("variant")) s.variant = p.get("variant");
+    if (take("variant")) s.variant = usage_of([&] { return ragpp::parse_bm25_variant(p.get("variant")); });
     if (take("delta")) s.delta = p.number("delta");
     if (p.has("max-tokens") && take("max-tokens")) s.max_tokens = p.count("max-tokens");
     if (p.has("overlap")) s.overlap = p.count("overlap");
@@ -163,7 +159,6 @@ ragpp::IndexSettings index_settings(const ArgParser& p) {
 EngineConfig engine_config(const ArgParser& p) {
     EngineConfig c = read_index_settings(p, false).over({});
     ragpp::with_analyzer(c.analyzer, [](auto) { return 0; });  // validates the name
-    (void)ragpp::parse_bm25_variant(c.variant);
     check_chunking(c);
     return c;
 }

@@ -16,7 +16,9 @@
 #include <ragpp/core/error.hpp>
 #include <ragpp/core/types.hpp>
 #include <ragpp/embed/spec.hpp>
+#include <ragpp/embed/transformer_quantization.hpp>
 #include <ragpp/filter/access.hpp>
+#include <ragpp/index/bm25/scoring.hpp>
 #include <ragpp/index/options.hpp>
 #include <ragpp/io/corpus.hpp>
 #include <ragpp/retrieve/retriever.hpp>
@@ -78,9 +80,10 @@ struct EngineConfig {
     /// hashing[:DIM] | model2vec:DIR | vectors:FILE | transformer:DIR (embed/dispatch.hpp)
     std::string embedder = "hashing";
     std::string query_prefix, passage_prefix;
-    /// Transformer embedders and cross-encoders: weights as float32 ("none") or "int8".
-    std::string quantize = "none";
-    std::string variant = "lucene";
+    /// Transformer embedders and cross-encoders: weights as float32 (none) or int8.
+    TransformerQuantization quantize = TransformerQuantization::none;
+    /// The BM25 variant (index/bm25/scoring.hpp).
+    BM25Variant variant = BM25Variant::lucene;
     double delta = 0.5;
     std::size_t max_tokens = 400;
     std::optional<std::size_t> overlap;

@@ -46,7 +46,9 @@ public:
 /// the index's asks for a rebuild. Setting max_tokens without overlap resets the overlap
 /// to its default (15% of max_tokens).
 struct IndexSettings {
-    std::optional<std::string> analyzer, embedder, query_prefix, passage_prefix, quantize, variant;
+    std::optional<std::string> analyzer, embedder, query_prefix, passage_prefix;
+    std::optional<TransformerQuantization> quantize;
+    std::optional<BM25Variant> variant;
     std::optional<double> delta;
     std::optional<std::size_t> max_tokens, overlap;
     std::optional<Unlabeled> unlabeled;

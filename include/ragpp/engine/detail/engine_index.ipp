@@ -32,7 +32,7 @@ RAGPP_FUNC AnyEmbedder make_any_embedder(const EngineConfig& c) {
     EmbedderSettings s;
     if (!prefixes.query.empty() || !prefixes.passage.empty()) s.prefixes = prefixes;
     s.threads = c.threads;
-    s.int8 = c.quantize == "int8";
+    s.int8 = c.quantize == TransformerQuantization::int8;
     return with_embedder(c.embedder, s, [&](auto embedder) { return AnyEmbedder(std::move(embedder), c.embedder); });
 }
 
@@ -42,7 +42,7 @@ RAGPP_FUNC std::shared_ptr<const CrossEncoderReranker> make_cross_encoder(const 
     if (!spec.starts_with("cross-encoder:")) throw InvalidArgument("'" + std::string(spec) + "' is not cross-encoder:DIR");
     CrossEncoderOptions o;
     o.threads = c.threads;
-    o.quantize = c.quantize == "int8" ? TransformerQuantization::int8 : TransformerQuantization::none;
+    o.quantize = c.quantize;
     return std::make_shared<const CrossEncoderReranker>(std::string(spec.substr(14)), o);
 }
 
@@ -158,7 +158,7 @@ RAGPP_FUNC SyncCounts Engine::pending(const std::filesystem::path& corpus, const
 
 RAGPP_FUNC nlohmann::json Engine::config_to_json(const EngineConfig& c) {
     nlohmann::json j{{"analyzer", c.analyzer},     {"embedder", c.embedder}, {"query_prefix", c.query_prefix},
-                     {"passage_prefix", c.passage_prefix}, {"quantize", c.quantize}, {"variant", c.variant},
+                     {"passage_prefix", c.passage_prefix}, {"quantize", std::string(to_string(c.quantize))}, {"variant", std::string(to_string(c.variant))},
                      {"delta", c.delta},           {"max_tokens", c.max_tokens},
                      {"unlabeled", c.unlabeled == Unlabeled::allow ? "public" : "private"},
                      {"overlap", c.overlap ? nlohmann::json(*c.overlap) : nlohmann::json(nullptr)},
@@ -177,8 +177,12 @@ RAGPP_FUNC EngineConfig Engine::config_from_json(const nlohmann::json& j) {
     c.embedder = j.at("embedder").get<std::string>();
     c.query_prefix = j.at("query_prefix").get<std::string>();
     c.passage_prefix = j.at("passage_prefix").get<std::string>();
-    c.quantize = j.at("quantize").get<std::string>();
-    c.variant = j.at("variant").get<std::string>();
+    try {  // names written by an index's config.json, typed here
+        c.quantize = parse_transformer_quantization(j.at("quantize").get<std::string>());
+        c.variant = parse_bm25_variant(j.at("variant").get<std::string>());
+    } catch (const InvalidArgument& e) {
+        throw FormatError(std::string("settings: ") + e.what());
+    }
     c.delta = j.at("delta").get<double>();
     c.max_tokens = j.at("max_tokens").get<std::size_t>();
     if (!j.at("overlap").is_null()) c.overlap = j["overlap"].get<std::size_t>();
@@ -421,7 +425,7 @@ RAGPP_FUNC RetrieverOptions Engine::retriever_options(const EngineConfig& c) { r
 
 RAGPP_FUNC BM25Params Engine::bm25_params(const EngineConfig& c) {
     BM25Params p;
-    p.variant = parse_bm25_variant(c.variant);
+    p.variant = c.variant;
     p.k1 = c.search.k1;
     p.b = c.search.b;
     p.delta = c.delta;
@@ -437,10 +441,7 @@ RAGPP_FUNC CollectionOptions Engine::collection_options(const EngineConfig& c) {
 }
 
 RAGPP_FUNC Engine::Engine(EngineConfig config) : impl_(std::make_unique<Impl>()) {
-    (void)parse_bm25_variant(config.variant);  // validates the name
     with_analyzer(config.analyzer, [](auto) { return 0; });
-    if (config.quantize != "none" && config.quantize != "int8")
-        throw InvalidArgument("quantize must be none or int8, not '" + config.quantize + "'");
     collection_options(config).chunking.validate("EngineConfig");
     config.search.validate();
     impl_->config = std::move(config);
