@@ -486,6 +486,24 @@ ragpp_test(scenario.ask_deleted 0 NEEDS cli_scenario
   NOT_OUTPUT "warranty.md:"
   STDERR "warning: 'warranty.md' was deleted after it was indexed"
   ARGS ask ${_sc}/idx --as-all --min-confidence 0 "How long is the printer warranty?")
+# ... and the warning names only what the reader may read: a deleted note for admins is
+# unknown to any other reader (no warning, no result), an admin is told it was left out.
+set(_dp ${CMAKE_CURRENT_BINARY_DIR}/cli-deleted-private)
+add_test(NAME cli.scenario.deleted_private_setup
+  COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:ragpp_cli> -DDIR=${_dp}
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/tests/deleted_private.cmake)
+set_tests_properties(cli.scenario.deleted_private_setup PROPERTIES FIXTURES_SETUP cli_deleted_private)
+ragpp_test(scenario.deleted_private_reader 0 NEEDS cli_deleted_private
+  OUTPUT "public.md:3"
+  NOT_OUTPUT "secret|five years|was deleted|deleted_sources"
+  ARGS search ${_dp}/idx --as sales --json "warranty deal vendor five years")
+ragpp_test(scenario.deleted_private_ask 0 NEEDS cli_deleted_private
+  NOT_OUTPUT "secret|five years|was deleted|deleted_sources"
+  ARGS ask ${_dp}/idx --as sales --min-confidence 0 "How long is the warranty deal with the vendor?")
+ragpp_test(scenario.deleted_private_admin 0 NEEDS cli_deleted_private
+  OUTPUT "public.md:3"
+  STDERR "warning: 'secret.md' was deleted after it was indexed"
+  ARGS search ${_dp}/idx --as admins "warranty deal vendor five years")
 # --check-sources off serves what the index holds.
 ragpp_test(scenario.check_off 0 NEEDS cli_scenario
   OUTPUT "warranty.md:3"
