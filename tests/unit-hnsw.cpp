@@ -767,3 +767,49 @@ TEST_CASE("Hnsw: batched inserts build the same graph on 1 and 2 threads, with t
         CHECK(r_batch >= 0.94);  // measured 0.974 (float32), 0.966 (int8); one by one 0.958, 0.956
     }
 }
+
+TEST_CASE("Hnsw: ties at the k-th place are broken by DocId, as the exact search breaks them", "[hnsw]") {
+    // Ten copies of one vector among 200 others, inserted out of id order: a query for it
+    // ties ten results; a k that cuts the tie keeps the smallest ids, like the exact scan.
+    const std::size_t dim = 8;
+    const auto data = make_vectors(200, dim, 41);
+    const std::vector<float> v = make_vectors(1, dim, 42)[0];
+    Hnsw idx(VecEmbedder{dim}, {}, graph_options(8, 60, 40));
+    Flat flat(VecEmbedder{dim}, {});
+    const std::vector<DocId> order{1007, 1003, 1009, 1000, 1005, 1001, 1008, 1002, 1006, 1004};
+    for (DocId i = 0; i < data.size(); ++i) {
+        idx.add_vector(i, data[i]);
+        flat.add_vector(i, data[i]);
+        if (i % 20 == 0) {
+            idx.add_vector(order[i / 20], v);
+            flat.add_vector(order[i / 20], v);
+        }
+    }
+    for (std::size_t k : {1, 3, 5, 10, 12}) {
+        CAPTURE(k);
+        const auto got = idx.search_vector(v, k, {}, 400);
+        const auto want = flat.search_vector(v, k);
+        REQUIRE(got.size() == want.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            CHECK(got[i].id == want[i].id);
+            CHECK(got[i].score == Approx(want[i].score).margin(1e-6));
+        }
+        for (std::size_t i = 0; i < std::min<std::size_t>(k, 10); ++i) CHECK(got[i].id == 1000 + i);
+    }
+}
+
+TEST_CASE("AlignedVector: large arrays start on 2 MiB (huge page) boundaries, small ones on 64 bytes", "[hnsw][memory]") {
+    using V = ragpp::detail::AlignedVector<float>;
+    const std::size_t big = ragpp::detail::AlignedAllocator<float>::kHugeFrom / sizeof(float);
+    V small(1000, 1.5F), large(big, 2.5F);
+    CHECK(reinterpret_cast<std::uintptr_t>(small.data()) % 64 == 0);
+    CHECK(reinterpret_cast<std::uintptr_t>(large.data()) % (std::size_t{2} << 20) == 0);
+    large.push_back(3.5F);  // grows: a new large block, the values moved
+    CHECK(reinterpret_cast<std::uintptr_t>(large.data()) % (std::size_t{2} << 20) == 0);
+    CHECK(large.front() == 2.5F);
+    CHECK(large[big - 1] == 2.5F);
+    CHECK(large.back() == 3.5F);
+    V copy(large.begin(), large.begin() + 10);  // back to a small block
+    CHECK(reinterpret_cast<std::uintptr_t>(copy.data()) % 64 == 0);
+    CHECK(copy[9] == 2.5F);
+}

@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
@@ -279,7 +280,21 @@ public:
             if (all.size() > cands.size()) return all;
         }
         detail::TopK top(k, cands.size());
-        for (const auto& c : cands) top.push(ids_[c.slot], graph_.int8() ? final_score(q, gq, c.slot) : c.score);
+        if (graph_.int8()) {
+            for (const auto& c : cands) top.push(ids_[c.slot], final_score(q, gq, c.slot));
+        } else {
+            // Only the candidates scoring at least the k-th best can enter: their ids are
+            // looked up, not the ef others'.
+            float kth = -std::numeric_limits<float>::infinity();
+            if (cands.size() > k) {
+                std::vector<float> s(cands.size());
+                for (std::size_t i = 0; i < cands.size(); ++i) s[i] = cands[i].score;
+                std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(k - 1), s.end(), std::greater<>());
+                kth = s[k - 1];
+            }
+            for (const auto& c : cands)
+                if (c.score >= kth) top.push(ids_[c.slot], c.score);
+        }
         return top.take_sorted();
     }
     [[nodiscard]] std::vector<Hit> search_vector(const Eigen::Ref<const Eigen::VectorXf>& query, std::size_t k,
@@ -470,16 +485,14 @@ public:
             index.graph_.install(slots, a, std::move(levels), std::move(upper), entry, top, bytes, path.string());
             bytes->advise_random();
         } else {
-            std::vector<float> r(int8 ? 0 : slots * stride), sc(int8 ? slots : 0), n(slots);
-            std::vector<std::int8_t> c(int8 ? slots * stride : 0);
-            std::vector<std::uint32_t> l(slots * l0);
-            if (!r.empty()) std::memcpy(r.data(), rows, r.size() * 4);
-            if (!c.empty()) std::memcpy(c.data(), rows, c.size());
-            if (!sc.empty()) std::memcpy(sc.data(), scales, sc.size() * 4);
-            if (!n.empty()) std::memcpy(n.data(), norms, n.size() * 4);
-            if (!l.empty()) std::memcpy(l.data(), links0, l.size() * 4);
-            index.graph_.install(slots, {r.data(), c.data(), sc.data(), n.data(), l.data()}, std::move(levels),
-                                 std::move(upper), entry, top, nullptr, path.string());
+            // One copy from the file's bytes into the graph's own arrays (moved in).
+            detail::HnswGraph::Owned o;
+            if (int8) copy_out(o.codes, rows, slots * stride);
+            else copy_out(o.rows, rows, slots * stride);
+            if (int8) copy_out(o.scales, scales, slots);
+            copy_out(o.norms, norms, slots);
+            copy_out(o.links0, links0, slots * l0);
+            index.graph_.install(slots, std::move(o), std::move(levels), std::move(upper), entry, top, path.string());
         }
         index.ids_ = std::move(ids);
         index.slot_of_ = std::move(slot_of);
@@ -489,6 +502,19 @@ public:
     }
 
 private:
+    /// n values of v's type from the bytes at p (little-endian, as stored): a copy when p
+    /// is aligned for the type (a read file's buffer is), else zeroed and memcpy'd.
+    template <class V>
+    static void copy_out(V& v, const char* p, std::size_t n) {
+        using T = typename V::value_type;
+        if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0) {
+            const T* t = reinterpret_cast<const T*>(p);
+            v.assign(t, t + n);
+        } else {
+            v.resize(n);
+            if (n > 0) std::memcpy(v.data(), p, n * sizeof(T));
+        }
+    }
     static DuplicateError duplicate(DocId id) {
         return DuplicateError("VectorIndex<Hnsw>: DocId " + std::to_string(id) + " is already indexed");
     }

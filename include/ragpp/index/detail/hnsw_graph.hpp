@@ -154,7 +154,7 @@ struct HnswArrays {
     AlignedVector<std::int8_t> codes_own;
     std::vector<float> scales_own;
     std::vector<float> norms_own;
-    std::vector<std::uint32_t> links0_own;
+    AlignedVector<std::uint32_t> links0_own;
     std::shared_ptr<const FileBytes> file;
     const float* rows = nullptr;
     const std::int8_t* codes = nullptr;
@@ -495,7 +495,7 @@ public:
             r.assign(a_.rows, a_.rows + slots_ * stride_);
         }
         std::vector<float> n(a_.norms, a_.norms + slots_);
-        std::vector<std::uint32_t> l(a_.links0, a_.links0 + slots_ * link0_words());
+        AlignedVector<std::uint32_t> l(a_.links0, a_.links0 + slots_ * link0_words());
         a_.rows_own = std::move(r);
         a_.codes_own = std::move(c);
         a_.scales_own = std::move(sc);
@@ -528,19 +528,7 @@ public:
     void install(std::size_t slots, const Loaded& in, std::vector<std::uint8_t> levels,
                  std::vector<std::vector<std::uint32_t>> upper, std::uint32_t entry, int top,
                  std::shared_ptr<const FileBytes> file, std::string source) {
-        slots_ = slots;
-        levels_ = std::move(levels);
-        upper_ = std::move(upper);
-        entry_ = entry;
-        top_ = top;
-        source_ = std::move(source);
-        live_ = 0;
-        free_.clear();
-        for (std::uint32_t s = 0; s < slots_; ++s) {
-            if (levels_[s] == kFree) free_.push_back(s);
-            else ++live_;
-        }
-        std::reverse(free_.begin(), free_.end());  // lowest slot reused first
+        install_nodes(slots, std::move(levels), std::move(upper), entry, top, std::move(source));
         if (file) {
             a_.file = std::move(file);
             a_.rows = in.rows;
@@ -561,7 +549,43 @@ public:
         }
     }
 
+    /// The owned arrays of a read (not mapped) file, each sized for `slots` (validated by
+    /// the caller): moved in, not copied.
+    struct Owned {
+        AlignedVector<float> rows;
+        AlignedVector<std::int8_t> codes;
+        std::vector<float> scales, norms;
+        AlignedVector<std::uint32_t> links0;
+    };
+    void install(std::size_t slots, Owned in, std::vector<std::uint8_t> levels,
+                 std::vector<std::vector<std::uint32_t>> upper, std::uint32_t entry, int top, std::string source) {
+        install_nodes(slots, std::move(levels), std::move(upper), entry, top, std::move(source));
+        a_.file.reset();
+        a_.rows_own = std::move(in.rows);
+        a_.codes_own = std::move(in.codes);
+        a_.scales_own = std::move(in.scales);
+        a_.norms_own = std::move(in.norms);
+        a_.links0_own = std::move(in.links0);
+        point_at_owned();
+    }
+
 private:
+    void install_nodes(std::size_t slots, std::vector<std::uint8_t> levels, std::vector<std::vector<std::uint32_t>> upper,
+                       std::uint32_t entry, int top, std::string source) {
+        slots_ = slots;
+        levels_ = std::move(levels);
+        upper_ = std::move(upper);
+        entry_ = entry;
+        top_ = top;
+        source_ = std::move(source);
+        live_ = 0;
+        free_.clear();
+        for (std::uint32_t s = 0; s < slots_; ++s) {
+            if (levels_[s] == kFree) free_.push_back(s);
+            else ++live_;
+        }
+        std::reverse(free_.begin(), free_.end());  // lowest slot reused first
+    }
     void reserve_slots(std::size_t n) {
         const auto grow = [](auto& v, std::size_t need) {
             if (v.capacity() < need) v.reserve(std::max(need, v.capacity() * 2));
@@ -811,10 +835,15 @@ private:
                 if (mark[nb] == epoch) continue;
                 mark[nb] = epoch;
                 if (j + 1 < cnt && l[2 + j] < slots_) prefetch_row(l[2 + j]);
-                const int lv = levels_[nb];
-                if (lv == kFree || lv < lc) continue;
+                // Above level 0 a node below lc is skipped before scoring; at level 0 the
+                // level byte (free slots) is read only for the few that would enter.
+                if (lc > 0) {
+                    const int lv = levels_[nb];
+                    if (lv == kFree || lv < lc) continue;
+                }
                 const float s = score(q, nb);
                 if (W.size() < ef || s > W.front().score) {
+                    if (lc == 0 && levels_[nb] == kFree) continue;
                     C.push_back({s, nb});
                     std::push_heap(C.begin(), C.end(), hnsw_worse);
                     if (accept(nb)) {
@@ -827,6 +856,8 @@ private:
                     }
                 }
             }
+            // The next node to expand: its list is on its way while this one finishes.
+            if (lc == 0 && !C.empty()) __builtin_prefetch(a_.links0 + std::size_t{C.front().slot} * link0_words());
         }
     }
     void prefetch_row(std::uint32_t s) const noexcept {
