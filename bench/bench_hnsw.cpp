@@ -192,11 +192,22 @@ int main(int argc, char** argv) {
     const auto vec = [&](std::size_t r) { return std::span<const float>(all.data() + r * dim, dim); };
     const std::string data_name =
         clustered > 0 ? "clustered (bench_scale's, seed " + std::to_string(seed) + ")" : "glove-6B-100d";
+    // The kernel's transparent huge pages setting (the bracketed word): ragpp advises huge
+    // pages for its large arrays, hnswlib does not, so with "madvise" only ragpp has them
+    // and with "always" both do (docs/hnsw.md).
+    std::string thp = "unknown";
+    if (std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled"); f) {
+        std::string line;
+        std::getline(f, line);
+        const auto a = line.find('['), b = line.find(']');
+        if (a != std::string::npos && b != std::string::npos && b > a) thp = line.substr(a + 1, b - a - 1);
+    }
     std::printf("{\"data\": \"%s\", \"base\": %zu, \"queries\": %zu, \"dim\": %zu, \"M\": %zu, "
-                "\"ef_construction\": %zu, \"simd\": \"%s\", \"hnswlib\": %s, \"hnswlib_flags\": \"%s\"}\n",
+                "\"ef_construction\": %zu, \"simd\": \"%s\", \"hnswlib\": %s, \"hnswlib_flags\": \"%s\", "
+                "\"transparent_hugepage\": \"%s\"}\n",
                 data_name.c_str(), n, nq, dim, M, efc,
                 std::string(ragpp::detail::simd::isa_name(ragpp::detail::simd::kernels().isa)).c_str(),
-                bench::HnswlibPeer::available() ? "true" : "false", bench::HnswlibPeer::flags().c_str());
+                bench::HnswlibPeer::available() ? "true" : "false", bench::HnswlibPeer::flags().c_str(), thp.c_str());
     if (!bench::HnswlibPeer::available()) std::printf("{\"note\": \"hnswlib not installed: ragpp alone\"}\n");
     // Where --graphs keeps the two graphs of this data and these parameters.
     const std::string key = (clustered > 0 ? "clustered" + std::to_string(seed) + "-d" : "glove") + std::to_string(dim) +
