@@ -209,11 +209,14 @@ int main(int argc, char** argv) {
                 std::string(ragpp::detail::simd::isa_name(ragpp::detail::simd::kernels().isa)).c_str(),
                 bench::HnswlibPeer::available() ? "true" : "false", bench::HnswlibPeer::flags().c_str(), thp.c_str());
     if (!bench::HnswlibPeer::available()) std::printf("{\"note\": \"hnswlib not installed: ragpp alone\"}\n");
-    // Where --graphs keeps the two graphs of this data and these parameters.
+    // Where --graphs keeps the two graphs of this data and these parameters. GloVe's queries
+    // are held out of the base, so its key names their count; --clustered's are generated
+    // apart and do not change the base. hnswlib's graph is float32 whatever --int8 says.
     const std::string key = (clustered > 0 ? "clustered" + std::to_string(seed) + "-d" : "glove") + std::to_string(dim) +
-                            "-n" + std::to_string(n) + "-q" + std::to_string(nq) + "-M" + std::to_string(M) + "-efc" +
-                            std::to_string(efc) + (int8 ? "-int8" : "");
-    const std::filesystem::path ragpp_graph = graphs.empty() ? "" : std::filesystem::path(graphs) / (key + ".ragpp");
+                            "-n" + std::to_string(n) + (clustered > 0 ? "" : "-q" + std::to_string(nq)) + "-M" +
+                            std::to_string(M) + "-efc" + std::to_string(efc);
+    const std::filesystem::path ragpp_graph =
+        graphs.empty() ? "" : std::filesystem::path(graphs) / (key + (int8 ? "-int8" : "") + ".ragpp");
     const std::filesystem::path peer_graph = graphs.empty() ? "" : std::filesystem::path(graphs) / (key + ".hnswlib");
     if (!graphs.empty()) std::filesystem::create_directories(graphs);
 
