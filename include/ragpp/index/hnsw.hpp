@@ -39,7 +39,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <span>
@@ -271,9 +270,8 @@ public:
                 return exact(q, gq, k, options);
         }
         const DocSet* allowed = options.allowed.get();
-        const auto cands = allowed == nullptr
-                               ? graph_.search(gq, e, [](std::uint32_t) { return true; })
-                               : graph_.search(gq, e, [&](std::uint32_t s) { return allowed->test(ids_[s]); });
+        auto cands = allowed == nullptr ? graph_.search(gq, e, [](std::uint32_t) { return true; })
+                                        : graph_.search(gq, e, [&](std::uint32_t s) { return allowed->test(ids_[s]); });
         if (cands.size() < k && cands.size() < n) {
             // A graph search that found fewer than k: the exact scan tells whether k exist.
             auto all = exact(q, gq, k, options);
@@ -284,13 +282,12 @@ public:
             for (const auto& c : cands) top.push(ids_[c.slot], final_score(q, gq, c.slot));
         } else {
             // Only the candidates scoring at least the k-th best can enter: their ids are
-            // looked up, not the ef others'.
+            // looked up, not the ef others' (ties with the k-th all go in, for the id order).
             float kth = -std::numeric_limits<float>::infinity();
             if (cands.size() > k) {
-                std::vector<float> s(cands.size());
-                for (std::size_t i = 0; i < cands.size(); ++i) s[i] = cands[i].score;
-                std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(k - 1), s.end(), std::greater<>());
-                kth = s[k - 1];
+                std::nth_element(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(k - 1), cands.end(),
+                                 detail::hnsw_better);
+                kth = cands[k - 1].score;
             }
             for (const auto& c : cands)
                 if (c.score >= kth) top.push(ids_[c.slot], c.score);
