@@ -5,6 +5,7 @@
 #include <ragpp/chunk/front_matter.hpp>
 #include <ragpp/core/error.hpp>
 #include <ragpp/detail/json.hpp>
+#include <ragpp/detail/json_dump.hpp>
 #include <ragpp/embed/model2vec.hpp>
 #include <ragpp/embed/safetensors.hpp>
 #include <ragpp/embed/tokenizer_json.hpp>
@@ -24,7 +25,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -189,6 +192,85 @@ TEST_CASE("hostile: JSON nested deeper than ragpp reads", "[hostile][json]") {
 }
 
 // --- sizes read from files ----------------------------------------------------------
+
+// The tool's JSON writer (detail/json_dump.hpp) against nlohmann's own dump(indent, ' ',
+// false, replace), the oracle: random trees of every type, strings of random bytes
+// (controls, quotes, backslashes, valid and broken UTF-8: overlong forms, surrogates,
+// code points past U+10FFFF, truncated sequences), numbers of random bits (NaN and
+// infinities included), compact and indented.
+TEST_CASE("hostile: the JSON writer writes what nlohmann's dump writes, to the byte", "[hostile][json]") {
+    std::mt19937_64 rng(20261206);
+    const std::string pieces[] = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                                  "\xC0\xAF", "\xE0\x80\xAF", "\xC3", "\xE2\x82", "\xF0\x9F\x98", "\x7F", "\x80"};
+    const auto random_string = [&] {
+        std::string s;
+        const auto n = rng() % 24;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            switch (rng() % 6) {
+            case 0: s += static_cast<char>(0x20 + rng() % 95); break;
+            case 1: s += static_cast<char>(rng() % 32); break;
+            case 2: s += "\"\\/"[rng() % 3]; break;
+            case 3: s += static_cast<char>(rng() % 256); break;
+            case 4: s += pieces[rng() % std::size(pieces)]; break;
+            default: s += "plain ascii text "; break;
+            }
+        }
+        return s;
+    };
+    std::function<nlohmann::json(int)> random_value = [&](int depth) -> nlohmann::json {
+        switch (rng() % (depth > 3 ? 6 : 8)) {
+        case 0: return nullptr;
+        case 1: return rng() % 2 == 0;
+        case 2: return static_cast<std::int64_t>(rng()) >> (rng() % 64);
+        case 3: return static_cast<std::uint64_t>(rng());
+        case 4: {
+            double x = 0;
+            if (rng() % 2 == 0) {
+                const std::uint64_t bits = rng();
+                std::memcpy(&x, &bits, sizeof x);
+            } else {
+                x = static_cast<double>(static_cast<std::int64_t>(rng() % 2000001) - 1000000) /
+                    static_cast<double>(1 + rng() % 1000);
+            }
+            return x;
+        }
+        case 5: return random_string();
+        case 6: {
+            auto a = nlohmann::json::array();
+            for (auto n = rng() % 5; n > 0; --n) a.push_back(random_value(depth + 1));
+            return a;
+        }
+        default: {
+            auto o = nlohmann::json::object();
+            for (auto n = rng() % 5; n > 0; --n) o[random_string()] = random_value(depth + 1);
+            return o;
+        }
+        }
+    };
+    std::size_t broken = 0, compared = 0;
+    for (int t = 0; t < 20000; ++t) {
+        const auto j = random_value(0);
+        for (const int indent : {-1, 0, 2}) {
+            const auto want = j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+            const auto got = ragpp::detail::dump_json(j, indent);
+            if (got != want) {
+                INFO("indent " << indent << "\nnlohmann: " << want << "\nragpp:    " << got);
+                CHECK(got == want);
+            }
+            ++compared;
+            broken += want.find("\xEF\xBF\xBD") != std::string::npos ? 1 : 0;
+        }
+    }
+    CHECK(compared == 60000);
+    CHECK(broken > 1000);  // the fallback for broken UTF-8 was exercised
+    // Appending keeps what the buffer held.
+    std::string out = "prefix:";
+    ragpp::detail::append_json(out, nlohmann::json{{"a", "b\xC3"}});
+    CHECK(out == "prefix:{\"a\":\"b\xEF\xBF\xBD\"}");
+    out = "x";
+    ragpp::detail::append_json_string(out, std::string("tab\there \"q\" \x01 \xE2\x82\xAC"));
+    CHECK(out == "x\"tab\\there \\\"q\\\" \\u0001 \xE2\x82\xAC\"");
+}
 
 TEST_CASE("hostile: tokenizer ids far beyond the file", "[hostile][tokenizer]") {
     // An id near 2^32 used to size the token table (4 billion strings) before any check.

@@ -13,6 +13,7 @@
 #include "service.hpp"
 
 #include <ragpp/detail/file.hpp>
+#include <ragpp/detail/json_dump.hpp>
 #include <ragpp/chunk/front_matter.hpp>
 #include <ragpp/filter/access.hpp>
 
@@ -97,7 +98,8 @@ public:
         server.Post("/search", [this](const httplib::Request& req, httplib::Response& res) {
             guarded(res, [&] {
                 auto rq = cli::search_request(parse_body(req), 1000, reader(req), "field");
-                rq.text = false;  // the JSON is the reply
+                rq.text = false;  // the JSON is the reply, written as text from the results
+                rq.json_tree = false;
                 reply(res, cli::search(*slot_.current(), rq));
             });
         });
@@ -120,7 +122,8 @@ public:
                 } catch (const ragpp::NotFoundError& e) {
                     throw HttpError{404, e.what()};
                 }
-                reply(res, r, r.exit_status != 0 ? 410 : 200);  // 410 Gone: deleted since indexed
+                const int status = r.exit_status != 0 ? 410 : 200;
+                reply(res, std::move(r), status);  // 410 Gone: deleted since indexed
             });
         });
         server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
@@ -196,9 +199,16 @@ private:
         }
     }
 
-    static void reply(httplib::Response& res, const cli::Reply& r, int status = 200) {
+    /// The reply's JSON written straight into the response's body (set_content would copy it).
+    static void reply(httplib::Response& res, cli::Reply&& r, int status = 200) {
         res.status = status;
-        res.set_content(cli::dump_json(r.json), "application/json");
+        if (!r.json_text.empty()) {
+            res.body = std::move(r.json_text);
+        } else {
+            res.body.clear();
+            ragpp::detail::append_json(res.body, r.json);
+        }
+        res.set_header("Content-Type", "application/json");
     }
 
     /// DNS rebinding: a browser page's request carries its Origin; only loopback pages may call.

@@ -2,6 +2,7 @@
 #include "cli.hpp"
 
 #include <ragpp/core/error.hpp>
+#include <ragpp/detail/json_dump.hpp>
 #include <ragpp/text/utf8_decode.hpp>
 #include <ragpp/version.hpp>
 
@@ -257,9 +258,7 @@ std::string printable(std::string_view text) {
     return out;
 }
 
-std::string dump_json(const nlohmann::json& j, int indent) {
-    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string dump_json(const nlohmann::json& j, int indent) { return ragpp::detail::dump_json(j, indent); }
 
 std::vector<double> number_list(const std::string& text, const std::string& option, std::size_t n,
                                 const std::string& what) {

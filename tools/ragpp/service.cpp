@@ -3,6 +3,7 @@
 
 #include "cli.hpp"
 
+#include <ragpp/detail/json_dump.hpp>
 #include <ragpp/filter/filter.hpp>
 
 #include <algorithm>
@@ -150,6 +151,100 @@ std::string get_request(const nlohmann::json& fields, const char* member) {
 
 void no_request_fields(const nlohmann::json& fields, const char* member) { Fields{fields, member}.only({}); }
 
+namespace {
+
+/// The engine's lists, in the order of a result's trace.
+constexpr const char* list_names[] = {"bm25", "vector"};
+
+/// ragpp search's JSON, written straight from the results (no tree of the passages to build
+/// and copy): compact, the members of each object in name order as nlohmann's objects keep
+/// them, so that a tree read back from it dumps to the same bytes (tests/golden's
+/// search-v4.bm25.json was written from a tree).
+void append_search_json(std::string& o, const ragpp::EngineResults& found, const std::string& mode,
+                        const std::string& note, const std::string& hint) {
+    using ragpp::detail::append_json_number;
+    using ragpp::detail::append_json_string;
+    const auto list = [&](const std::vector<std::string>& items) {
+        o += '[';
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            if (i) o += ',';
+            append_json_string(o, items[i]);
+        }
+        o += ']';
+    };
+    const auto count = [&](std::size_t n) { o += std::to_string(n); };
+    std::size_t text_bytes = 0;
+    for (const auto& r : found.results) text_bytes += r.document->text.size() + 256;
+    o.reserve(o.size() + text_bytes + 256);
+    o += '{';
+    if (!found.deleted_sources.empty()) {
+        o += "\"deleted_sources\":";
+        list(found.deleted_sources);
+        o += ',';
+    }
+    if (!hint.empty()) {
+        o += "\"filter_note\":";
+        append_json_string(o, hint);
+        o += ',';
+    }
+    o += "\"mode\":";
+    append_json_string(o, mode);
+    o += ",\"results\":[";
+    for (std::size_t i = 0; i < found.results.size(); ++i) {
+        const auto& r = found.results[i];
+        if (i) o += ',';
+        o += "{\"citation\":";
+        append_json_string(o, citation(*r.document));
+        o += ",\"id\":";
+        append_json_string(o, r.document->id);
+        o += ",\"rank\":";
+        count(i + 1);
+        if (r.rerank) {
+            o += ",\"rerank\":{\"fused_rank\":";
+            count(r.rerank->fused_rank);
+            o += ",\"fused_score\":";
+            append_json_number(o, r.rerank->fused_score);
+            o += ",\"score\":";
+            append_json_number(o, r.rerank->reranker_score);
+            o += '}';
+        }
+        o += ",\"score\":";
+        append_json_number(o, r.score);
+        o += r.stale ? ",\"stale\":true" : ",\"stale\":false";
+        o += ",\"text\":";
+        append_json_string(o, r.document->text);
+        o += ",\"trace\":{";
+        for (std::size_t x = 0; x < r.trace.size(); ++x) {
+            if (x) o += ',';
+            o += '"';
+            o += list_names[x];
+            o += "\":";
+            if (r.trace[x].rank) {
+                o += "{\"rank\":";
+                count(*r.trace[x].rank);
+                o += ",\"score\":";
+                append_json_number(o, *r.trace[x].score);
+                o += '}';
+            } else {
+                o += "null";
+            }
+        }
+        o += "}}";
+    }
+    o += ']';
+    if (!found.stale_sources.empty()) {
+        o += ",\"stale_sources\":";
+        list(found.stale_sources);
+    }
+    if (!note.empty()) {
+        o += ",\"vector_list_note\":";
+        append_json_string(o, note);
+    }
+    o += note.empty() ? ",\"vector_list_used\":true}" : ",\"vector_list_used\":false}";
+}
+
+}  // namespace
+
 Reply search(const Engine& engine, const SearchRequest& rq) {
     ragpp::SearchMode mode{};
     const ragpp::EngineQuery q = engine_query(engine, rq, mode);
@@ -160,29 +255,15 @@ Reply search(const Engine& engine, const SearchRequest& rq) {
     // A filter that matches nothing the reader may read: say why (a misspelt field).
     const std::string hint = results.empty() ? engine.filter_hint(q.filters, q.principal) : std::string();
     if (!hint.empty()) out.warnings.push_back("note: " + printable(hint));
-    const char* names[] = {"bm25", "vector"};
     const std::string note = vector_list_note(mode, rq.mode, engine.config().embedder, *q.search);
 
-    nlohmann::json j = nlohmann::json::array();
-    for (std::size_t i = 0; i < results.size(); ++i) {
-        const auto& r = results[i];
-        nlohmann::json trace = nlohmann::json::object();
-        for (std::size_t x = 0; x < r.trace.size(); ++x)
-            trace[names[x]] = r.trace[x].rank ? nlohmann::json{{"rank", *r.trace[x].rank}, {"score", *r.trace[x].score}}
-                                              : nlohmann::json(nullptr);
-        nlohmann::json item{{"rank", i + 1}, {"id", r.document->id}, {"citation", citation(*r.document)},
-                            {"score", r.score}, {"trace", trace}, {"stale", r.stale}, {"text", r.document->text}};
-        if (r.rerank)
-            item["rerank"] = {{"score", r.rerank->reranker_score}, {"fused_rank", r.rerank->fused_rank},
-                              {"fused_score", r.rerank->fused_score}};
-        j.push_back(std::move(item));
+    // One writer for every interface: the tree (the command's --json, MCP's structured
+    // content) is read back from its text.
+    append_search_json(out.json_text, found, mode_name(mode), note, hint);
+    if (rq.json_tree) {
+        out.json = nlohmann::json::parse(out.json_text);
+        out.json_text.clear();
     }
-    out.json = {{"mode", mode_name(mode)}, {"vector_list_used", note.empty()}};
-    if (!note.empty()) out.json["vector_list_note"] = note;
-    if (!hint.empty()) out.json["filter_note"] = hint;
-    if (!found.stale_sources.empty()) out.json["stale_sources"] = found.stale_sources;
-    if (!found.deleted_sources.empty()) out.json["deleted_sources"] = found.deleted_sources;
-    out.json["results"] = std::move(j);
     if (!rq.text) return out;
 
     std::string& t = out.text;
@@ -202,10 +283,10 @@ Reply search(const Engine& engine, const SearchRequest& rq) {
         }
         for (std::size_t x = 0; x < r.trace.size(); ++x) {
             if (r.trace[x].rank) {
-                std::snprintf(buf, sizeof buf, "   %s #%zu (%.3f)", names[x], *r.trace[x].rank, *r.trace[x].score);
+                std::snprintf(buf, sizeof buf, "   %s #%zu (%.3f)", list_names[x], *r.trace[x].rank, *r.trace[x].score);
                 t += buf;
             } else {
-                t += std::string("   ") + names[x] + " -";
+                t += std::string("   ") + list_names[x] + " -";
             }
         }
         t += "\n    " + first_lines(r.document->text, 160) + "\n";

@@ -36,6 +36,9 @@ struct SearchRequest {
     /// Whether the reply needs search's text too (the command's stdout without --json);
     /// false: the JSON alone (HTTP), which saves formatting it.
     bool text = true;
+    /// false: the reply's JSON as compact text only (Reply::json_text), not read back into
+    /// a tree (HTTP sends the text as it is).
+    bool json_tree = true;
 };
 
 /// `s` as one word of a POSIX shell command: as is when it holds only letters, digits and
@@ -57,6 +60,9 @@ struct AskRequest {
 /// ragpp get finds the source gone).
 struct Reply {
     nlohmann::json json;
+    /// Instead of `json` when the request asked for text (SearchRequest::json_tree false):
+    /// what dump_json(json) would write.
+    std::string json_text;
     std::string text;
     std::vector<std::string> warnings;
     std::vector<std::string> text_notes;

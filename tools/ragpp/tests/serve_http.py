@@ -46,9 +46,12 @@ def no_nonce(j):
 check("loopback only" in first, "says it binds to loopback: " + first)
 status, j, _ = request("GET", "/health")
 check(status == 200 and j == {"status": "ok", "generation": 1}, "health")
-status, j, _ = request("POST", "/search", {"query": "MX-200 reset", "k": 3})
-check(status == 200 and j == json.loads(run("search", index, "MX-200 reset", "--k", "3", "--json")),
-      "POST /search is ragpp search --json")
+status, j, r = request("POST", "/search", {"query": "MX-200 reset", "k": 3})
+cli_json = json.loads(run("search", index, "MX-200 reset", "--k", "3", "--json"))
+check(status == 200 and j == cli_json, "POST /search is ragpp search --json")
+# Written straight from the results, the body is the command's JSON compacted, to the byte.
+check(r.text == json.dumps(cli_json, separators=(",", ":"), ensure_ascii=False),
+      "the body is ragpp search --json, compact: " + r.text[:200])
 q = "How long to hold the MX-200 reset button?"
 status, j, _ = request("POST", "/ask", {"question": q})
 check(status == 200 and no_nonce(j) == no_nonce(json.loads(run("ask", index, q, "--json"))), "POST /ask is ragpp ask --json")

@@ -57,5 +57,6 @@ class Served:
         c.request(method, path, body=data, headers=h)
         r = c.getresponse()
         text = r.read().decode()
+        r.text = text  # the body as sent
         c.close()
         return r.status, (json.loads(text) if text else None), r
