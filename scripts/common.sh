@@ -6,7 +6,7 @@ RAGPP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 # Debian packages every build needs, and those the tests use when present.
-RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev catch2 pkg-config libcpp-httplib-dev)
+RAGPP_REQUIRED_PACKAGES=(cmake g++ ninja-build libeigen3-dev nlohmann-json3-dev catch2 pkg-config libboost-dev)
 # unicode-data: the UAX #29 test files (WordBreakTest, GraphemeBreakTest), so no test skips;
 # clang: every public header is also parsed by clang (test clang.headers); nodejs: the
 # official MCP SDK's client runs against ragpp mcp (test cli.mcp.sdk); iproute2: ss shows

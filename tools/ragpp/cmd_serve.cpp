@@ -1,5 +1,5 @@
-// ragpp serve DIR: an HTTP/1.1 JSON service over an index folder (cpp-httplib, Debian's
-// libcpp-httplib-dev). POST /search and POST /ask answer with exactly the JSON of
+// ragpp serve DIR: an HTTP/1.1 JSON service over an index folder (Boost.Beast, Debian's
+// libboost-dev: an event loop over the connections, see docs/http.md). POST /search and POST /ask answer with exactly the JSON of
 // `ragpp search --json` and `ragpp ask --json` (one implementation: service.hpp); GET
 // /get?source=PATH:LINE reopens a source (ragpp get); GET /health; POST /mcp is the MCP
 // server over Streamable HTTP (mcp.hpp). The reader of a request is the one its bearer
@@ -17,9 +17,22 @@
 #include <ragpp/chunk/front_matter.hpp>
 #include <ragpp/filter/access.hpp>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
+// Boost.Beast over Boost.Asio (Debian's libboost-dev, headers only). <utility> first: Boost
+// 1.74's asio/awaitable.hpp uses std::exchange without including it, which GCC 12 in
+// C++20 refuses.
+#include <utility>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -28,15 +41,16 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include <pthread.h>
-#include <sys/socket.h>
 
 namespace {
 
@@ -78,15 +92,80 @@ std::map<std::string, std::vector<std::string>> read_tokens(const std::string& p
 
 std::string error_body(const std::string& message) { return cli::dump_json(json{{"error", message}}); }
 
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+/// A request as the handlers see it: the message, its path and its decoded query.
+struct Request {
+    const http::request<http::string_body>& msg;
+    std::string path;
+    std::map<std::string, std::string> params;
+
+    [[nodiscard]] bool has_header(http::field f) const { return msg.find(f) != msg.end(); }
+    [[nodiscard]] std::string header(http::field f) const { return std::string(msg[f]); }
+    [[nodiscard]] bool has_param(const std::string& name) const { return params.count(name) != 0; }
+    [[nodiscard]] const std::string& param(const std::string& name) const { return params.at(name); }
+};
+
+/// What a handler answers: a status, a JSON body (or none) and extra headers.
+struct Response {
+    int status = 200;
+    std::string body;
+    std::vector<std::pair<http::field, std::string>> headers;
+};
+
+/// `s` with %XX escapes decoded and '+' read as a space (a query string's form encoding).
+std::string url_decode(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    const auto hex = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '+') {
+            out += ' ';
+        } else if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+            out += static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+            i += 2;
+        } else {
+            out += s[i];
+        }
+    }
+    return out;
+}
+
+/// The request's path and query parameters (the first of a name repeated wins).
+void split_target(std::string_view target, std::string& path, std::map<std::string, std::string>& params) {
+    const auto q = target.find('?');
+    path = url_decode(target.substr(0, q));
+    if (q == std::string_view::npos) return;
+    std::string_view query = target.substr(q + 1);
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const std::string_view pair = query.substr(0, amp);
+        const auto eq = pair.find('=');
+        if (!pair.empty())
+            params.emplace(url_decode(pair.substr(0, eq)),
+                           eq == std::string_view::npos ? std::string() : url_decode(pair.substr(eq + 1)));
+        if (amp == std::string_view::npos) break;
+        query.remove_prefix(amp + 1);
+    }
+}
+
 class Service {
 public:
     Service(cli::EngineSlot& slot, std::map<std::string, std::vector<std::string>> tokens)
         : slot_(slot), tokens_(std::move(tokens)) {}
 
     /// The reader of a request: its bearer token's groups; no token: no group.
-    ragpp::Principal reader(const httplib::Request& req) const {
-        if (!req.has_header("Authorization")) return {};
-        const std::string h = req.get_header_value("Authorization");
+    ragpp::Principal reader(const Request& req) const {
+        if (!req.has_header(http::field::authorization)) return {};
+        const std::string h = req.header(http::field::authorization);
         const std::string scheme = "Bearer ";
         if (h.compare(0, scheme.size(), scheme) != 0) throw HttpError{401, "Authorization: expected Bearer TOKEN"};
         const auto it = tokens_.find(h.substr(scheme.size()));
@@ -94,27 +173,28 @@ public:
         return ragpp::Principal::with_groups(it->second);
     }
 
-    void install(httplib::Server& server) {
-        server.Post("/search", [this](const httplib::Request& req, httplib::Response& res) {
+    /// Answers one request (any thread; the engine is the slot's current one).
+    void handle(http::verb method, const Request& req, Response& res) const {
+        const auto& path = req.path;
+        const bool get = method == http::verb::get || method == http::verb::head;
+        if (path == "/search" && method == http::verb::post) {
             guarded(res, [&] {
                 auto rq = cli::search_request(parse_body(req), 1000, reader(req), "field");
                 rq.text = false;  // the JSON is the reply, written as text from the results
                 rq.json_tree = false;
                 reply(res, cli::search(*slot_.current(), rq));
             });
-        });
-        server.Post("/ask", [this](const httplib::Request& req, httplib::Response& res) {
+        } else if (path == "/ask" && method == http::verb::post) {
             guarded(res, [&] {
                 auto rq = cli::ask_request(parse_body(req), reader(req), "field");
                 rq.reopen = "ask GET /get?source=PATH:LINE with the path:line of its citation.";
                 reply(res, cli::ask(*slot_.current(), rq));
             });
-        });
-        server.Get("/get", [this](const httplib::Request& req, httplib::Response& res) {
+        } else if (path == "/get" && get) {
             guarded(res, [&] {
                 if (!req.has_param("source")) throw HttpError{400, "query parameter 'source' is missing"};
-                const std::string spec = cli::source_spec(req.get_param_value("source"),
-                                                          req.has_param("lines") ? req.get_param_value("lines") : "");
+                const std::string spec =
+                    cli::source_spec(req.param("source"), req.has_param("lines") ? req.param("lines") : "");
                 const auto who = reader(req);
                 cli::Reply r;
                 try {
@@ -122,28 +202,24 @@ public:
                 } catch (const ragpp::NotFoundError& e) {
                     throw HttpError{404, e.what()};
                 }
-                const int status = r.exit_status != 0 ? 410 : 200;
-                reply(res, std::move(r), status);  // 410 Gone: deleted since indexed
+                const int status = r.exit_status != 0 ? 410 : 200;  // 410 Gone: deleted since indexed
+                reply(res, std::move(r), status);
             });
-        });
-        server.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
+        } else if (path == "/health" && get) {
             const auto engine = slot_.current();
-            res.set_content(cli::dump_json(json{{"status", "ok"}, {"generation", engine->generation()}}),
-                            "application/json");
-        });
-        // MCP over Streamable HTTP: one JSON-RPC message per POST, answered with one JSON
-        // reply (202 for a notification); no server-sent event stream (GET: 405).
-        server.Post("/mcp", [this](const httplib::Request& req, httplib::Response& res) {
+            res.body = cli::dump_json(json{{"status", "ok"}, {"generation", engine->generation()}});
+        } else if (path == "/mcp" && method == http::verb::post) {
+            // MCP over Streamable HTTP: one JSON-RPC message per POST, answered with one JSON
+            // reply (202 for a notification); no server-sent event stream (GET: 405).
             guarded(res, [&] {
                 check_origin(req);
                 const auto who = reader(req);
                 json msg;
                 try {
-                    msg = json::parse(req.body);
+                    msg = json::parse(req.msg.body());
                 } catch (const json::parse_error& e) {
                     res.status = 400;
-                    res.set_content(cli::dump_json(cli::mcp_error(-32700, std::string("Parse error: ") + e.what())),
-                                    "application/json");
+                    res.body = cli::dump_json(cli::mcp_error(-32700, std::string("Parse error: ") + e.what()));
                     return;
                 }
                 const auto r = cli::mcp_reply(msg, slot_, who);
@@ -151,79 +227,61 @@ public:
                     res.status = 202;
                     return;
                 }
-                res.set_content(cli::dump_json(*r), "application/json");
+                res.body = cli::dump_json(*r);
             });
-        });
-        server.Get("/mcp", [](const httplib::Request&, httplib::Response& res) {
+        } else if (path == "/mcp" && (get || method == http::verb::delete_)) {
             res.status = 405;
-            res.set_header("Allow", "POST");
-            res.set_content(error_body("this server sends no event stream: POST JSON-RPC messages"), "application/json");
-        });
-        server.Delete("/mcp", [](const httplib::Request&, httplib::Response& res) {
-            res.status = 405;
-            res.set_header("Allow", "POST");
-        });
-        server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-            if (!res.body.empty()) return;
-            const char* what = res.status == 413   ? "request body too large (--max-body)"
-                               : res.status == 404 ? "no such endpoint: POST /search, /ask, /mcp; GET /get, /health"
-                                                   : "bad request";
-            res.set_content(error_body(what), "application/json");
-        });
+            res.headers.emplace_back(http::field::allow, "POST");
+            res.body = error_body("this server sends no event stream: POST JSON-RPC messages");
+        } else {
+            res.status = 404;
+            res.body = error_body("no such endpoint: POST /search, /ask, /mcp; GET /get, /health");
+        }
     }
 
 private:
     template <class F>
-    static void guarded(httplib::Response& res, F&& f) {
+    static void guarded(Response& res, F&& f) {
         try {
             f();
         } catch (const HttpError& e) {
+            res = {};
             res.status = e.status;
-            if (e.status == 401) res.set_header("WWW-Authenticate", "Bearer");
-            res.set_content(error_body(e.message), "application/json");
+            if (e.status == 401) res.headers.emplace_back(http::field::www_authenticate, "Bearer");
+            res.body = error_body(e.message);
         } catch (const cli::RequestError& e) {
-            res.status = 400;
-            res.set_content(error_body(e.what()), "application/json");
+            res = {400, error_body(e.what()), {}};
         } catch (const cli::UsageError& e) {
-            res.status = 400;
-            res.set_content(error_body(e.what()), "application/json");
+            res = {400, error_body(e.what()), {}};
         } catch (const ragpp::InvalidArgument& e) {
-            res.status = 400;
-            res.set_content(error_body(e.what()), "application/json");
+            res = {400, error_body(e.what()), {}};
         } catch (const ragpp::Error& e) {
-            res.status = 500;
-            res.set_content(error_body(e.what()), "application/json");
+            res = {500, error_body(e.what()), {}};
         } catch (const std::exception& e) {
-            res.status = 500;
-            res.set_content(error_body(std::string("internal error: ") + e.what()), "application/json");
+            res = {500, error_body(std::string("internal error: ") + e.what()), {}};
         }
     }
 
-    /// The reply's JSON written straight into the response's body (set_content would copy it).
-    static void reply(httplib::Response& res, cli::Reply&& r, int status = 200) {
+    /// The reply's JSON, moved (search) or written (the others) into the body.
+    static void reply(Response& res, cli::Reply&& r, int status = 200) {
         res.status = status;
-        if (!r.json_text.empty()) {
-            res.body = std::move(r.json_text);
-        } else {
-            res.body.clear();
-            ragpp::detail::append_json(res.body, r.json);
-        }
-        res.set_header("Content-Type", "application/json");
+        if (!r.json_text.empty()) res.body = std::move(r.json_text);
+        else ragpp::detail::append_json(res.body, r.json);
     }
 
     /// DNS rebinding: a browser page's request carries its Origin; only loopback pages may call.
-    static void check_origin(const httplib::Request& req) {
-        if (!req.has_header("Origin")) return;
-        const std::string o = req.get_header_value("Origin");
+    static void check_origin(const Request& req) {
+        if (!req.has_header(http::field::origin)) return;
+        const std::string o = req.header(http::field::origin);
         for (const char* ok : {"http://localhost", "http://127.0.0.1", "http://[::1]"})
             if (o == ok || o.rfind(std::string(ok) + ":", 0) == 0) return;
         throw HttpError{403, "Origin '" + cli::printable(o) + "' is not allowed"};
     }
 
-    static json parse_body(const httplib::Request& req) {
+    static json parse_body(const Request& req) {
         json body;
         try {
-            body = json::parse(req.body);
+            body = json::parse(req.msg.body());
         } catch (const json::parse_error& e) {
             throw HttpError{400, std::string("malformed JSON: ") + e.what()};
         }
@@ -235,12 +293,228 @@ private:
     std::map<std::string, std::vector<std::string>> tokens_;
 };
 
+class Session;
+
+/// The connections alive, for stop(); shared with them, so that a connection destroyed
+/// with the loop (after the 30 s bound of a stop) does not outlive it.
+struct Sessions {
+    std::mutex m;
+    std::map<Session*, std::weak_ptr<Session>> live;
+    void forget(Session* s) {
+        std::lock_guard lock(m);
+        live.erase(s);
+    }
+};
+
+/// The listening socket and the connections: an event loop run by --threads threads, no
+/// thread per connection. stop() closes the listening socket and the connections that
+/// wait for a request; those with a request in flight answer it and close.
+class Server {
+public:
+    Server(net::io_context& ioc, const Service& service, std::size_t max_body)
+        : ioc_(ioc), acceptor_(net::make_strand(ioc)), service_(service), max_body_(max_body) {}
+
+    /// Binds and listens (the system's largest backlog: 32 clients connecting at once
+    /// must not have their handshakes dropped); the port bound.
+    unsigned short listen(const std::string& host, std::size_t port) {
+        beast::error_code ec;
+        tcp::resolver resolver(ioc_);
+        const auto found = resolver.resolve(host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+        if (ec || found.empty()) throw ragpp::IoError("ragpp serve: cannot bind to " + host + " (" + ec.message() + ")");
+        const tcp::endpoint at = found.begin()->endpoint();
+        acceptor_.open(at.protocol(), ec);
+        if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+        if (!ec) acceptor_.bind(at, ec);
+        if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+        if (ec)
+            throw ragpp::IoError("ragpp serve: cannot bind to " + host + ":" + std::to_string(port) + " (" + ec.message() +
+                                 ": in use, or not an address of this machine)");
+        return acceptor_.local_endpoint().port();
+    }
+    void start() { net::dispatch(acceptor_.get_executor(), [this] { accept(); }); }
+    void stop();
+
+    [[nodiscard]] bool stopping() const { return stopping_; }
+    [[nodiscard]] const Service& service() const { return service_; }
+    [[nodiscard]] std::size_t max_body() const { return max_body_; }
+    [[nodiscard]] const std::shared_ptr<Sessions>& sessions() const { return sessions_; }
+
+private:
+    void accept();
+
+    net::io_context& ioc_;
+    tcp::acceptor acceptor_;
+    const Service& service_;
+    std::size_t max_body_;
+    std::atomic<bool> stopping_{false};
+    std::shared_ptr<Sessions> sessions_ = std::make_shared<Sessions>();
+};
+
+/// One connection: read a request (10 s at most, the wait for it included), answer it,
+/// and again while the client keeps the connection alive.
+class Session : public std::enable_shared_from_this<Session> {
+public:
+    Session(tcp::socket&& socket, Server& server)
+        : stream_(std::move(socket)), server_(server), sessions_(server.sessions()) {}
+    ~Session() { sessions_->forget(this); }
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    void start() {
+        net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_header(); });
+    }
+    /// On the session's strand: a connection waiting for its next request is closed.
+    void close_if_idle() {
+        if (reading_ && parser_ && !parser_->got_some() && buffer_.size() == 0) close();
+    }
+    [[nodiscard]] auto executor() { return stream_.get_executor(); }
+
+private:
+    static constexpr auto kRequestTime = std::chrono::seconds(10);  // a request's reading, or a reply's writing
+
+    void read_header() {
+        if (server_.stopping()) return close();
+        parser_.emplace();
+        parser_->body_limit(server_.max_body());
+        reading_ = true;
+        stream_.expires_after(kRequestTime);
+        http::async_read_header(stream_, buffer_, *parser_,
+                                [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
+    }
+    void on_header(beast::error_code ec) {
+        if (ec) return read_failed(ec);
+        if (const auto length = parser_->content_length(); length && *length > server_.max_body())
+            return refuse(413, "request body too large (--max-body)");
+        if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+            // curl asks before sending a body over 1 KB: tell it to go on.
+            auto go_on = std::make_shared<http::response<http::empty_body>>(http::status::continue_, parser_->get().version());
+            return http::async_write(stream_, *go_on, [self = shared_from_this(), go_on](beast::error_code e, std::size_t) {
+                if (e) return self->close();
+                self->read_body();
+            });
+        }
+        read_body();
+    }
+    void read_body() {
+        http::async_read(stream_, buffer_, *parser_,
+                         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
+    }
+    void read_failed(beast::error_code ec) {
+        reading_ = false;
+        if (ec == http::error::body_limit) return refuse(413, "request body too large (--max-body)");
+        if (ec == http::error::header_limit) return refuse(431, "request header too large");
+        // The client closed, went silent for 10 s, or the server is stopping: nothing to answer.
+        if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
+            ec == net::error::connection_reset || ec == net::error::eof || ec == http::error::partial_message ||
+            !stream_.socket().is_open())
+            return close();
+        refuse(400, "bad request: " + ec.message());
+    }
+    void on_request(beast::error_code ec) {
+        if (ec) return read_failed(ec);
+        reading_ = false;
+        const auto& msg = parser_->get();
+        Request req{msg, {}, {}};
+        split_target(std::string_view(msg.target().data(), msg.target().size()), req.path, req.params);
+        Response out;
+        server_.service().handle(msg.method(), req, out);
+        const bool keep = msg.keep_alive() && !server_.stopping();
+        send(std::move(out), msg.version(), keep, msg.method() == http::verb::head);
+    }
+    void send(Response&& out, unsigned version, bool keep, bool head = false) {
+        if (out.body.empty() && out.status >= 400) out.body = error_body("bad request");
+        res_ = {};
+        res_.version(version);
+        res_.result(static_cast<unsigned>(out.status));
+        for (auto& [field, value] : out.headers) res_.set(field, value);
+        if (!out.body.empty()) res_.set(http::field::content_type, "application/json");
+        res_.body() = std::move(out.body);
+        res_.keep_alive(keep);
+        res_.prepare_payload();
+        if (head) res_.body().clear();  // HEAD: the headers of GET, Content-Length included
+        stream_.expires_after(kRequestTime);
+        http::async_write(stream_, res_, [self = shared_from_this(), keep](beast::error_code ec, std::size_t) {
+            if (ec) return self->close();
+            if (!keep) return self->finish();
+            self->read_header();
+        });
+    }
+    /// A request that cannot be read on: answered with `status`, then the connection ends.
+    void refuse(int status, const std::string& message) {
+        reading_ = false;
+        send({status, error_body(message), {}}, parser_ && parser_->is_header_done() ? parser_->get().version() : 11, false);
+    }
+    /// After the last reply: no more sending, and what the client still sends is read
+    /// and dropped (2 s at most) so that closing does not reset the connection before the
+    /// client has read the reply (a 413 sent before the body was read).
+    void finish() {
+        beast::error_code ec;
+        stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+        stream_.expires_after(std::chrono::seconds(2));
+        drain();
+    }
+    void drain() {
+        if (!drain_) drain_ = std::make_unique<std::array<char, 16384>>();
+        stream_.async_read_some(net::buffer(*drain_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+            if (ec) return self->close();
+            self->drain();
+        });
+    }
+    void close() {
+        reading_ = false;
+        beast::error_code ec;
+        stream_.socket().close(ec);
+    }
+
+    beast::tcp_stream stream_;
+    Server& server_;
+    std::shared_ptr<Sessions> sessions_;
+    beast::flat_buffer buffer_;
+    std::optional<http::request_parser<http::string_body>> parser_;
+    http::response<http::string_body> res_;
+    std::unique_ptr<std::array<char, 16384>> drain_;
+    bool reading_ = false;
+};
+
+void Server::accept() {
+    acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket socket) {
+        if (ec) {
+            if (!stopping_ && acceptor_.is_open()) accept();  // a failed handshake: go on
+            return;
+        }
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);  // a reply must not wait for a delayed ACK
+        auto session = std::make_shared<Session>(std::move(socket), *this);
+        {
+            std::lock_guard lock(sessions_->m);
+            sessions_->live.emplace(session.get(), session);
+        }
+        session->start();
+        if (!stopping_) accept();
+    });
+}
+
+void Server::stop() {
+    stopping_ = true;
+    net::post(acceptor_.get_executor(), [this] {
+        beast::error_code ec;
+        acceptor_.close(ec);
+    });
+    std::vector<std::shared_ptr<Session>> live;
+    {
+        std::lock_guard lock(sessions_->m);
+        for (auto& [raw, weak] : sessions_->live)
+            if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+    for (auto& s : live) net::post(s->executor(), [s] { s->close_if_idle(); });
+}
+
 int run_serve(cli::ArgParser& p) {
     const std::string bind = p.get("bind");
     const std::size_t port = p.count("port");
     if (port > 65535) throw cli::UsageError("--port must be in [0, 65535]");
-    const std::size_t threads = p.count("threads");
-    if (threads == 0) throw cli::UsageError("--threads must be >= 1");
+    const std::size_t threads = p.count("threads") != 0 ? p.count("threads")
+                                                        : std::max<std::size_t>(1, std::thread::hardware_concurrency());
     const std::size_t max_body = p.count("max-body");
     const bool watch = p.has("watch");
     const auto interval = std::chrono::milliseconds(static_cast<long long>(p.number("watch-interval") * 1000));
@@ -259,40 +533,13 @@ int run_serve(cli::ArgParser& p) {
         throw cli::UsageError("--watch re-indexes a folder of files; '" + p.get("DIR") + "' is the index of a " +
                               slot.current()->corpus_kind() + " corpus");
     Service service(slot, tokens);
-    httplib::Server server;
-    service.install(server);
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    server.set_payload_max_length(max_body);
-    server.set_read_timeout(10, 0);   // a client that stops sending mid-request
-    server.set_write_timeout(10, 0);  // or stops reading
-    server.set_keep_alive_timeout(5);
-    server.set_keep_alive_max_count(1000);
-    server.set_tcp_nodelay(true);  // a reply in two writes must not wait for a delayed ACK
-    // cpp-httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled into
-    // Debian's library): 32 clients connecting at once overflow it, and a connection whose
-    // handshake the kernel dropped fails its first request after about a second
-    // (bench_serve saw it). The listening socket is kept here and listen() called again
-    // with the system's maximum, which Linux allows on a listening socket.
-    int listening = -1;
-    server.set_socket_options([&listening](socket_t sock) {
-        httplib::default_socket_options(sock);
-        listening = sock;
-    });
-
-    int bound = static_cast<int>(port);
-    if (port == 0) {
-        bound = server.bind_to_any_port(bind);
-        if (bound < 0) throw ragpp::IoError("ragpp serve: cannot bind to " + bind);
-    } else if (!server.bind_to_port(bind, bound)) {
-        throw ragpp::IoError("ragpp serve: cannot bind to " + bind + ":" + std::to_string(bound) +
-                             " (in use, or not an address of this machine)");
-    }
-    if (listening >= 0 && ::listen(listening, SOMAXCONN) != 0)
-        std::fprintf(stderr, "ragpp serve: note: the listen backlog stays at cpp-httplib's 5 (%s)\n", std::strerror(errno));
+    net::io_context ioc(static_cast<int>(threads));
+    Server server(ioc, service, max_body);
+    const unsigned short bound = server.listen(bind, port);
     const bool loopback = bind == "127.0.0.1" || bind == "::1" || bind == "localhost";
-    std::fprintf(stderr, "ragpp serve: %s, generation %llu, on http://%s:%d with %zu threads (%s)\n",
+    std::fprintf(stderr, "ragpp serve: %s, generation %llu, on http://%s:%u with %zu threads (%s)\n",
                  cli::printable(p.get("DIR")).c_str(), static_cast<unsigned long long>(slot.current()->generation()),
-                 bind.c_str(), bound, threads,
+                 bind.c_str(), static_cast<unsigned>(bound), threads,
                  loopback ? "loopback only: --bind 0.0.0.0 serves other machines"
                           : "reachable from other machines: use --tokens, and TLS in front of it");
     if (watch)
@@ -337,26 +584,39 @@ int run_serve(cli::ArgParser& p) {
                 last_error = e.what();
             }
         });
+    // SIGTERM or SIGINT: stop accepting and close the idle connections; the requests in
+    // flight are answered, then the loop runs out of work and its threads return. Should a
+    // client hold its connection past that (a reply it does not read), the loop is stopped
+    // after 30 s.
+    std::condition_variable finished_cv;
+    bool finished = false;
     std::thread stopper([&] {
         int sig = 0;
         sigwait(&stop_signals, &sig);
+        std::unique_lock lock(m);
+        if (finished) return;  // woken by the end of the loop itself
         std::fprintf(stderr, "ragpp serve: %s: finishing the requests in flight\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         server.stop();
+        if (!finished_cv.wait_for(lock, std::chrono::seconds(30), [&] { return finished; })) ioc.stop();
     });
-    const bool ok = server.listen_after_bind();  // returns once stopped, the pool drained
+    server.start();
+    std::vector<std::thread> loop;
+    for (std::size_t i = 1; i < threads; ++i) loop.emplace_back([&ioc] { ioc.run(); });
+    ioc.run();
+    for (auto& t : loop) t.join();
     {
         std::lock_guard lock(m);
         done = true;
+        finished = true;
     }
     cv.notify_all();
+    finished_cv.notify_all();
     watcher.join();
     if (indexer.joinable()) indexer.join();
-    if (stopper.joinable()) {
-        pthread_kill(stopper.native_handle(), SIGTERM);  // wakes its sigwait when listen ended on its own
-        stopper.join();
-    }
+    pthread_kill(stopper.native_handle(), SIGTERM);  // wakes its sigwait if the loop ended on its own
+    stopper.join();
     std::fprintf(stderr, "ragpp serve: stopped\n");
-    return ok ? 0 : 1;
+    return 0;
 }
 
 const cli::Register register_serve{
@@ -368,7 +628,10 @@ const cli::Register register_serve{
              .option("tokens", "FILE",
                      "bearer tokens: lines TOKEN<TAB>group,group (a token of 16 characters or more); a request "
                      "without a token reads unlabelled documents only, one with an unknown token gets 401")
-             .option("threads", "N", "requests served at once", "8")
+             .option("threads", "N",
+                     "threads running the event loop, and so the requests served at once (0: one per core; more "
+                     "only helps when requests wait, not when they compute)",
+                     "0")
              .option("max-body", "BYTES", "the largest request body (413 beyond)", "1048576")
              .flag("watch",
                    "re-index the corpus when its files change (added, edited, deleted; or its contexts), with the "

@@ -739,7 +739,7 @@ set_tests_properties(cli.contexts.scenario PROPERTIES PASS_REGULAR_EXPRESSION "c
 # http.client and curl), on loopback, with bounded loops: the JSON of the commands, the
 # tokens' readers, 400/401/404/413/410, MCP over HTTP, 200 requests from 8 threads while
 # ragpp index commits three generations, and SIGTERM.
-if(RAGPP_HTTPLIB_FOUND)
+if(RAGPP_BEAST_FOUND)
   find_package(Python3 COMPONENTS Interpreter)
   if(Python3_FOUND)
     add_test(NAME cli.serve.http COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/tests/serve_http.py

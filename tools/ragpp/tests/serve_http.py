@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -44,6 +45,40 @@ def no_nonce(j):
 
 
 check("loopback only" in first, "says it binds to loopback: " + first)
+
+
+def raw_exchange(data, wait=20):
+    """Sends bytes as they are and returns all the server sends until it closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as sk:
+        sk.sendall(data)
+        got = b""
+        while True:
+            chunk = sk.recv(65536)
+            if not chunk:
+                return got
+            got += chunk
+
+
+# A client that sends half a request and then nothing: every request is bounded in time
+# (10 s), so the server closes the connection (watched in the background meanwhile).
+slow_result = []
+
+
+def slow_client():
+    import time
+    t0 = time.monotonic()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sk:
+            sk.sendall(b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{\"query\"")
+            while sk.recv(65536):
+                pass
+        slow_result.append(time.monotonic() - t0)
+    except Exception as e:  # noqa: BLE001
+        slow_result.append(repr(e))
+
+
+slow = threading.Thread(target=slow_client)
+slow.start()
 status, j, _ = request("GET", "/health")
 check(status == 200 and j == {"status": "ok", "generation": 1}, "health")
 status, j, r = request("POST", "/search", {"query": "MX-200 reset", "k": 3})
@@ -85,6 +120,21 @@ status, j, _ = request("POST", "/search", raw=json.dumps({"query": "x" * 200000}
 check(status == 413, f"a body over --max-body: 413, not {status}")
 status, j, _ = request("GET", "/nowhere")
 check(status == 404 and "no such endpoint" in j["error"], "unknown endpoint: 404")
+
+# HTTP itself: an unreadable request line, two requests in one write (pipelined), HEAD,
+# and a client that asks before sending its body (Expect: 100-continue, as curl does).
+got = raw_exchange(b"NOT HTTP AT ALL\r\n\r\n")
+check(got.startswith(b"HTTP/1.1 400") and b"bad request" in got, f"garbage: 400 and the connection closed: {got[:200]!r}")
+got = raw_exchange(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+check(got.count(b"HTTP/1.1 200") == 2 and got.count(b'"status":"ok"') == 2, f"two pipelined requests, two replies: {got!r}")
+status, j, r = request("HEAD", "/health")
+check(status == 200 and j is None and int(r.getheader("Content-Length")) > 0, "HEAD /health: the headers alone")
+big_query = "MX-200 reset " + " ".join(f"word{i}" for i in range(300))
+got = raw_exchange(("POST /search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                    f"Connection: close\r\nContent-Length: {len(json.dumps({'query': big_query}))}\r\n\r\n").encode()
+                   + json.dumps({"query": big_query}).encode())
+check(got.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200") and b'"results":[' in got,
+      f"Expect: 100-continue, then the reply: {got[:120]!r}")
 
 # get: the section now; another reader's note is not there; a deleted file is gone.
 status, j, _ = request("GET", "/get?source=guide.md:5")
@@ -170,6 +220,10 @@ else:  # outside CI a note; in CI (scripts/test.sh installs iproute2) a failure
 os.remove(os.path.join(corpus, "ora.md"))
 status, j, _ = request("GET", "/get?source=ora.md:3")
 check(status == 410 and j["deleted"] is True, "a deleted source: 410")
+
+slow.join(timeout=40)
+check(slow_result and isinstance(slow_result[0], float) and 9 <= slow_result[0] <= 20,
+      f"half a request: closed after the 10 s bound: {slow_result}")
 
 # SIGTERM: finishes and exits 0.
 server.send_signal(signal.SIGTERM)
