@@ -2,7 +2,7 @@
 // generation every second, beside the same searches called in-process.
 //
 //   bench_serve --ragpp build/release/ragpp [--data ../shared/data/scifact] [--seconds 10]
-//               [--clients 8,32] [--rounds 3] [--work /tmp/bench-serve]
+//               [--clients 8,32] [--rounds 3] [--work /tmp/bench-serve] [--server-threads 0]
 //
 // The corpus: SciFact's 5,183 abstracts, one Markdown file each (a folder corpus, so that
 // the writer can change one file a second), indexed by `ragpp index` (BM25 and hashing
@@ -11,21 +11,25 @@
 // it rewrites one file and runs `ragpp index`, which commits a new generation):
 //   in-process  C threads calling ragpp::Engine::search on one engine (k 5, the default
 //               pipeline, sources checked: what ragpp search runs), its latencies;
-//   http        `ragpp serve --threads C`, C threads each with one keep-alive connection
-//               (cpp-httplib's client) sending POST /search {"query", "k": 5}: every
-//               reply must be 200 with a result list, else it counts as failed.
+//   http        `ragpp serve --threads N` (--server-threads N; 0, the tool's default: one
+//               per core), C client threads each with one keep-alive connection (a
+//               minimal client, LeanClient below) sending POST /search {"query", "k": 5}:
+//               every reply must be 200 with a result list, else it counts as failed.
 // Each client count runs --rounds rounds of both sides, in turn first (the machine's speed
 // drifts; a single pair of runs moved the ratio by 0.15). One JSON line per round:
-// requests, failed, requests/s, p50 and p99 latency of both, the generations committed
-// during each side and the one /health reported at the HTTP side's end; then one line per
+// requests, failed, requests/s, p50 and p99 latency of both, the CPU time a request took
+// (server, clients, in-process threads) and the ratio of the server's to the in-process
+// one, the generations committed during each side and the one /health reported at the
+// HTTP side's end; then one line per
 // C with the medians over the rounds (requests/s, p50s, the per-round ratio) and the
 // ratio's range.
 #include <ragpp/engine/engine.hpp>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -36,10 +40,16 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -136,17 +146,114 @@ struct Writer {
     }
 };
 
+/// The load generator's HTTP/1.1 client: one keep-alive connection, each request sent
+/// with one write from bytes prepared beforehand, each reply read until its
+/// Content-Length, as load generators (wrk) do, so that the 2 cores the server shares
+/// with it go to the server. (cpp-httplib's client, used before, formats headers, polls
+/// before each read and writes head and body apart: about 60 us of CPU a request against
+/// about 30, docs/http.md.) The correctness of the server's HTTP is tested with clients
+/// we did not write (tools/ragpp/tests/serve_http.py); this one only checks the status
+/// and the reply's result list.
+class LeanClient {
+public:
+    explicit LeanClient(int port) : port_(port) { buf_.reserve(1 << 16); }
+    ~LeanClient() { disconnect(); }
+    LeanClient(const LeanClient&) = delete;
+    LeanClient& operator=(const LeanClient&) = delete;
+
+    /// Sends `request` (a whole HTTP request) and reads the reply: its status and body, or
+    /// status 0 and what went wrong in place of the body.
+    std::pair<int, std::string_view> send(const std::string& request) {
+        if (fd_ < 0 && !connect_to()) return {0, "connect failed"};
+        for (std::size_t sent = 0; sent < request.size();) {
+            const ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+            if (n <= 0) {
+                disconnect();
+                return {0, "send failed"};
+            }
+            sent += static_cast<std::size_t>(n);
+        }
+        buf_.clear();
+        std::size_t head_end = std::string::npos, need = 0;
+        for (;;) {
+            if (head_end == std::string::npos) {
+                head_end = buf_.find("\r\n\r\n");
+                if (head_end != std::string::npos) {
+                    const auto at = find_header(std::string_view(buf_).substr(0, head_end), "content-length:");
+                    if (at == std::string::npos) {
+                        disconnect();
+                        return {0, "no Content-Length"};
+                    }
+                    need = head_end + 4 + std::strtoull(buf_.c_str() + at, nullptr, 10);
+                }
+            }
+            if (head_end != std::string::npos && buf_.size() >= need) break;
+            const std::size_t old = buf_.size();
+            buf_.resize(old + 65536);
+            const ssize_t n = ::recv(fd_, buf_.data() + old, 65536, 0);
+            buf_.resize(old + static_cast<std::size_t>(n > 0 ? n : 0));
+            if (n <= 0) {
+                disconnect();
+                return {0, n == 0 ? "connection closed" : "recv failed or timed out"};
+            }
+        }
+        const std::string_view head(buf_.data(), head_end);
+        const int status = head.substr(0, 9) == "HTTP/1.1 " ? std::atoi(buf_.c_str() + 9) : 0;
+        if (find_header(head, "connection: close") != std::string::npos) disconnect();  // reconnect next time
+        return {status, std::string_view(buf_).substr(head_end + 4, need - head_end - 4)};
+    }
+
+private:
+    /// The offset just after `name` (lower case) at the start of a header line of `head`.
+    static std::size_t find_header(std::string_view head, std::string_view name) {
+        for (std::size_t line = head.find("\r\n"); line != std::string_view::npos; line = head.find("\r\n", line + 2)) {
+            const auto rest = head.substr(line + 2);
+            if (rest.size() < name.size()) continue;
+            bool same = true;
+            for (std::size_t i = 0; i < name.size() && same; ++i)
+                same = std::tolower(static_cast<unsigned char>(rest[i])) == name[i];
+            if (same) return line + 2 + name.size();
+        }
+        return std::string::npos;
+    }
+    bool connect_to() {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (fd_ < 0) return false;
+        const int one = 1;
+        setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        const timeval timeout{20, 0};
+        setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(port_));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (::connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+            disconnect();
+            return false;
+        }
+        return true;
+    }
+    void disconnect() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+    int port_;
+    int fd_ = -1;
+    std::string buf_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const std::string ragpp = arg(argc, argv, "ragpp", "");
     if (ragpp.empty()) {
         std::fprintf(stderr, "usage: bench_serve --ragpp PATH [--data DIR] [--seconds S] [--clients 8,32] [--rounds R] "
-                             "[--work DIR]\n");
+                             "[--work DIR] [--server-threads N]\n");
         return 2;
     }
     const fs::path data = arg(argc, argv, "data", RAGPP_SHARED_DIR "/data/scifact");
     const double seconds = std::stod(arg(argc, argv, "seconds", "10"));
+    const std::size_t server_threads = std::stoul(arg(argc, argv, "server-threads", "0"));
     const int rounds = std::max(1, std::stoi(arg(argc, argv, "rounds", "3")));
     const fs::path work = arg(argc, argv, "work", (fs::temp_directory_path() / "ragpp-bench-serve").string());
     std::vector<std::size_t> clients;
@@ -177,13 +284,21 @@ int main(int argc, char** argv) {
         std::ifstream qin(data / "queries.jsonl");
         for (std::string line; std::getline(qin, line);) queries.push_back(nlohmann::json::parse(line)["text"]);
     }
+    // Each query's whole request, prepared beforehand.
+    std::vector<std::string> requests;
+    for (const auto& q : queries) {
+        const std::string body = nlohmann::json{{"query", q}, {"k", 5}}.dump();
+        requests.push_back("POST /search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    }
     if (run_quiet({ragpp, "index", corpus.string(), "--out", index.string()}) != 0) {
         std::fprintf(stderr, "bench_serve: ragpp index failed\n");
         return 1;
     }
-    std::printf("{\"bench\":\"serve\",\"corpus_files\":%zu,\"queries\":%zu,\"seconds\":%g,\"cores\":%u}\n",
+    std::printf("{\"bench\":\"serve\",\"corpus_files\":%zu,\"queries\":%zu,\"seconds\":%g,\"cores\":%u,"
+                "\"server_threads\":%zu}\n",
                 static_cast<std::size_t>(std::distance(fs::directory_iterator(corpus), fs::directory_iterator{})),
-                queries.size(), seconds, std::thread::hardware_concurrency());
+                queries.size(), seconds, std::thread::hardware_concurrency(), server_threads);
     std::fflush(stdout);
 
     // One phase of C clients for `seconds`: latencies (ms) of the requests that succeeded,
@@ -233,7 +348,7 @@ int main(int argc, char** argv) {
         out.writer_failures = writer.failures;
         return out;
     };
-    // HTTP: ragpp serve with C threads, C keep-alive clients.
+    // HTTP: ragpp serve with --server-threads threads, C keep-alive clients.
     const auto http = [&](std::size_t c) -> std::optional<Phase> {
         Phase out;
         int err[2];
@@ -243,7 +358,7 @@ int main(int argc, char** argv) {
             dup2(err[1], 2);
             close(err[0]);
             std::freopen("/dev/null", "w", stdout);
-            const std::string threads = std::to_string(c);
+            const std::string threads = std::to_string(server_threads);
             (void)setpriority(PRIO_PROCESS, 0, kMeasuredNice);  // its threads inherit it
             execl(ragpp.c_str(), ragpp.c_str(), "serve", index.c_str(), "--port", "0", "--threads", threads.c_str(),
                   static_cast<char*>(nullptr));
@@ -281,24 +396,23 @@ int main(int argc, char** argv) {
             threads.emplace_back([&, t] {
                 lower_this_thread();
                 const double cpu0 = thread_cpu_seconds();
-                httplib::Client cl("127.0.0.1", port);
-                cl.set_keep_alive(true);
-                cl.set_tcp_nodelay(true);
-                cl.set_read_timeout(20, 0);
+                const auto fail = [&](std::size_t i, const std::string& what) {
+                    if (++failed <= 5)  // what failed, for the first few
+                        std::fprintf(stderr, "bench_serve: request failed at %.0f ms, client %zu request %zu: %s\n",
+                                     ms_since(t_start), t, i / c, what.c_str());
+                };
+                const auto good = [](int status, std::string_view body) {
+                    return status == 200 && body.find("\"results\":[") != std::string_view::npos;
+                };
+                LeanClient cl(port);
                 for (std::size_t i = t; Clock::now() < end; i += c) {
-                    const std::string body = nlohmann::json{{"query", queries[i % queries.size()]}, {"k", 5}}.dump();
                     const auto t0 = Clock::now();
-                    auto res = cl.Post("/search", body, "application/json");
+                    const auto [status, body] = cl.send(requests[i % requests.size()]);
                     const double ms = ms_since(t0);
-                    if (!res || res->status != 200 || res->body.find("\"results\":[") == std::string::npos) {
-                        if (++failed <= 5)  // what failed, for the first few
-                            std::fprintf(stderr, "bench_serve: request failed at %.0f ms, client %zu request %zu: %s\n",
-                                         ms_since(t_start), t, i / c,
-                                         res ? ("status " + std::to_string(res->status) + ": " + res->body.substr(0, 300)).c_str()
-                                             : ("no reply: " + httplib::to_string(res.error())).c_str());
-                    } else {
+                    if (!good(status, body))
+                        fail(i, "status " + std::to_string(status) + ": " + std::string(body.substr(0, 300)));
+                    else
                         lat[t].push_back(ms);
-                    }
                 }
                 cpu[t] = thread_cpu_seconds() - cpu0;
             });
@@ -308,9 +422,9 @@ int main(int argc, char** argv) {
         for (const double x : cpu) out.client_cpu += x;
         writer.finish();
         {
-            httplib::Client cl("127.0.0.1", port);
-            if (auto res = cl.Get("/health"); res && res->status == 200)
-                out.generation = nlohmann::json::parse(res->body)["generation"].get<std::uint64_t>();
+            LeanClient cl(port);
+            if (const auto [status, body] = cl.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); status == 200)
+                out.generation = nlohmann::json::parse(body)["generation"].get<std::uint64_t>();
         }
         kill(server, SIGTERM);
         int status = 0;
@@ -328,7 +442,7 @@ int main(int argc, char** argv) {
 
     for (const std::size_t c : clients) {
         std::vector<double> http_qps, local_qps, http_p50, local_p50, ratios;
-        std::size_t failed = 0, requests = 0;
+        std::size_t failed = 0, sent = 0;
         for (int round = 0; round < rounds; ++round) {
             // The two sides one after the other, in turn first (the machine's speed drifts).
             std::optional<Phase> remote;
@@ -367,7 +481,7 @@ int main(int argc, char** argv) {
             local_p50.push_back(lp50);
             ratios.push_back(remote->per_s() / local.per_s());
             failed += remote->failed;
-            requests += remote->ms.size() + remote->failed;
+            sent += remote->ms.size() + remote->failed;
         }
         std::printf("{\"clients\":%zu,\"rounds\":%d,\"median\":{\"http_requests_per_s\":%.0f,"
                     "\"in_process_requests_per_s\":%.0f,\"http_p50_ms\":%.3f,\"in_process_p50_ms\":%.3f,"
@@ -376,7 +490,7 @@ int main(int argc, char** argv) {
                     c, rounds, median(http_qps), median(local_qps), median(http_p50), median(local_p50),
                     median(http_p50) - median(local_p50), median(ratios),
                     *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()),
-                    requests, failed);
+                    sent, failed);
         std::fflush(stdout);
     }
     return 0;
