@@ -17,7 +17,7 @@
 //               every reply must be 200 with a result list, else it counts as failed.
 // Each client count runs --rounds rounds of both sides, in turn first (the machine's speed
 // drifts; a single pair of runs moved the ratio by 0.15). One JSON line per round:
-// requests, failed, requests/s, p50 and p99 latency of both, the CPU time a request took
+// requests, failed, requests/s, p50, p99 and mean latency of both, the CPU time a request took
 // (server, clients, in-process threads) and the ratio of the server's to the in-process
 // one, the generations committed during each side and the one /health reported at the
 // HTTP side's end; then one line per
@@ -94,6 +94,12 @@ double process_cpu_seconds(pid_t pid) {
     for (int i = 3; i <= 15 && fields >> f; ++i)  // fields 14 and 15: utime, stime
         if (i >= 14) ticks += std::stod(f);
     return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double mean(const std::vector<double>& v) {
+    double sum = 0;
+    for (const double x : v) sum += x;
+    return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
 }
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
@@ -465,14 +471,14 @@ int main(int argc, char** argv) {
             const double local_us = per_request_us(local.service_cpu, local.ms.size());
             std::printf(
                 "{\"clients\":%zu,\"round\":%d,\"http\":{\"requests\":%zu,\"failed\":%zu,\"requests_per_s\":%.0f,"
-                "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"server_cpu_us\":%.0f,\"client_cpu_us\":%.0f,\"commits\":%d,"
+                "\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"server_cpu_us\":%.0f,\"client_cpu_us\":%.0f,\"commits\":%d,"
                 "\"writer_failures\":%d,\"generation_at_end\":%llu,\"server_exit\":%d},\"in_process\":{\"requests\":%zu,"
-                "\"requests_per_s\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"cpu_us\":%.0f,\"commits\":%d},"
+                "\"requests_per_s\":%.0f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"mean_ms\":%.3f,\"cpu_us\":%.0f,\"commits\":%d},"
                 "\"p50_over_in_process_ms\":%.3f,\"throughput_ratio\":%.2f,\"cpu_ratio\":%.2f}\n",
                 c, round + 1, remote->ms.size() + remote->failed, remote->failed, remote->per_s(), rp50,
-                quantile(remote->ms, 0.99), server_us, client_us, remote->commits, remote->writer_failures,
+                quantile(remote->ms, 0.99), mean(remote->ms), server_us, client_us, remote->commits, remote->writer_failures,
                 static_cast<unsigned long long>(remote->generation), remote->server_exit, local.ms.size(), local.per_s(),
-                lp50, quantile(local.ms, 0.99), local_us, local.commits, rp50 - lp50, remote->per_s() / local.per_s(),
+                lp50, quantile(local.ms, 0.99), mean(local.ms), local_us, local.commits, rp50 - lp50, remote->per_s() / local.per_s(),
                 server_us > 0 ? local_us / server_us : 0.0);
             std::fflush(stdout);
             http_qps.push_back(remote->per_s());
