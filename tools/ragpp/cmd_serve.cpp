@@ -363,9 +363,18 @@ public:
     void start() {
         net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_header(); });
     }
-    /// On the session's strand: a connection waiting for its next request is closed.
+    /// On the session's strand, when the server stops: a connection waiting for its next
+    /// request is ended, unless that request's first bytes have arrived (it is then
+    /// answered, with Connection: close). Ended gently: a FIN, and 1 s for the client to
+    /// close its side, so that a request it sent meanwhile meets an end of stream, not a
+    /// reset (closing a socket with unread bytes resets it).
     void close_if_idle() {
-        if (reading_ && parser_ && !parser_->got_some() && buffer_.size() == 0) close();
+        if (!reading_ || !parser_ || parser_->got_some() || buffer_.size() != 0) return;
+        beast::error_code ec;
+        if (stream_.socket().available(ec) > 0 && !ec) return;
+        stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+        stream_.expires_after(std::chrono::seconds(1));
+        ended_ = true;
     }
     [[nodiscard]] auto executor() { return stream_.get_executor(); }
 
@@ -373,7 +382,12 @@ private:
     static constexpr auto kRequestTime = std::chrono::seconds(10);  // a request's reading, or a reply's writing
 
     void read_header() {
-        if (server_.stopping()) return close();
+        if (server_.stopping()) {  // the next request will not be answered: say so gently
+            beast::error_code ec;
+            stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+            stream_.expires_after(std::chrono::seconds(1));
+            return drain();
+        }
         parser_.emplace();
         parser_->body_limit(server_.max_body());
         reading_ = true;
@@ -382,6 +396,7 @@ private:
                                 [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
     }
     void on_header(beast::error_code ec) {
+        if (ended_) return ec ? close() : drain();  // a request sent after the server said it was done
         if (ec) return read_failed(ec);
         if (const auto length = parser_->content_length(); length && *length > server_.max_body())
             return refuse(413, "request body too large (--max-body)");
@@ -411,6 +426,7 @@ private:
         refuse(400, "bad request: " + ec.message());
     }
     void on_request(beast::error_code ec) {
+        if (ended_) return ec ? close() : drain();
         if (ec) return read_failed(ec);
         reading_ = false;
         const auto& msg = parser_->get();
@@ -474,6 +490,7 @@ private:
     http::response<http::string_body> res_;
     std::unique_ptr<std::array<char, 16384>> drain_;
     bool reading_ = false;
+    bool ended_ = false;  // stopped while idle: its sending side is shut
 };
 
 void Server::accept() {

@@ -225,8 +225,40 @@ slow.join(timeout=40)
 check(slow_result and isinstance(slow_result[0], float) and 9 <= slow_result[0] <= 20,
       f"half a request: closed after the 10 s bound: {slow_result}")
 
-# SIGTERM: finishes and exits 0.
+# SIGTERM under load: the requests in flight are answered (the last with Connection:
+# close), idle connections end with an end of stream, never a reset or half a reply.
+import http.client  # noqa: E402
+ends, bad, answered = [], [], []
+
+
+def loader():
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    for _ in range(100000):  # bounded; ends at the server's stop
+        try:
+            c.request("POST", "/search", body=json.dumps({"query": "reset button MX-200", "k": 2}),
+                      headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            json.loads(r.read())
+            answered.append(1)
+            if r.getheader("Connection", "").lower() == "close":
+                ends.append("Connection: close")
+                return
+        except (http.client.RemoteDisconnected, ConnectionRefusedError) as e:
+            ends.append(type(e).__name__)
+            return
+        except Exception as e:  # noqa: BLE001 - a reset, half a reply, a timeout
+            bad.append(repr(e))
+            return
+
+
+loaders = [threading.Thread(target=loader) for _ in range(4)]
+for t in loaders:
+    t.start()
+threading.Event().wait(0.5)
 server.send_signal(signal.SIGTERM)
+for t in loaders:
+    t.join(timeout=40)
+check(not bad and len(ends) == 4 and answered, f"SIGTERM under load: {len(answered)} answered, ends {ends}, bad {bad}")
 rc = server.wait(timeout=20)
 check(rc == 0, f"SIGTERM: exit 0, not {rc}")
 check(any("SIGTERM" in l for l in log), "says it finishes the requests in flight")
