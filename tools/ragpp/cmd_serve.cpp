@@ -556,7 +556,8 @@ int run_serve(cli::ArgParser& p) {
     const bool loopback = bind == "127.0.0.1" || bind == "::1" || bind == "localhost";
     std::fprintf(stderr, "ragpp serve: %s, generation %llu, on http://%s:%u with %zu threads (%s)\n",
                  cli::printable(p.get("DIR")).c_str(), static_cast<unsigned long long>(slot.current()->generation()),
-                 bind.c_str(), static_cast<unsigned>(bound), threads,
+                 (bind.find(':') != std::string::npos ? "[" + bind + "]" : bind).c_str(),  // an IPv6 address in a URL
+                 static_cast<unsigned>(bound), threads,
                  loopback ? "loopback only: --bind 0.0.0.0 serves other machines"
                           : "reachable from other machines: use --tokens, and TLS in front of it");
     if (watch)
