@@ -229,9 +229,10 @@ check(slow_result and isinstance(slow_result[0], float) and 9 <= slow_result[0] 
 # close), idle connections end with an end of stream, never a reset or half a reply.
 import http.client  # noqa: E402
 ends, bad, answered = [], [], []
+first_replies = [threading.Event() for _ in range(4)]
 
 
-def loader():
+def loader(n):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
     for _ in range(100000):  # bounded; ends at the server's stop
         try:
@@ -240,21 +241,27 @@ def loader():
             r = c.getresponse()
             json.loads(r.read())
             answered.append(1)
+            first_replies[n].set()
             if r.getheader("Connection", "").lower() == "close":
                 ends.append("Connection: close")
                 return
-        except (http.client.RemoteDisconnected, ConnectionRefusedError) as e:
+        except http.client.RemoteDisconnected as e:
             ends.append(type(e).__name__)
             return
         except Exception as e:  # noqa: BLE001 - a reset, half a reply, a timeout
             bad.append(repr(e))
             return
+        finally:
+            first_replies[n].set()  # (an error: no more waiting for this one)
 
 
-loaders = [threading.Thread(target=loader) for _ in range(4)]
+loaders = [threading.Thread(target=loader, args=(n,)) for n in range(4)]
 for t in loaders:
     t.start()
-threading.Event().wait(0.5)
+# Each client has been answered once, so its connection was accepted (a connection still
+# in the listen queue when the server stops is reset by the kernel, as with any server).
+for e in first_replies:
+    e.wait(timeout=30)
 server.send_signal(signal.SIGTERM)
 for t in loaders:
     t.join(timeout=40)
