@@ -27,6 +27,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -51,6 +52,7 @@
 #include <vector>
 
 #include <pthread.h>
+#include <sys/resource.h>
 
 namespace {
 
@@ -312,7 +314,8 @@ struct Sessions {
 class Server {
 public:
     Server(net::io_context& ioc, const Service& service, std::size_t max_body)
-        : ioc_(ioc), acceptor_(net::make_strand(ioc)), service_(service), max_body_(max_body) {}
+        : ioc_(ioc), acceptor_(net::make_strand(ioc)), retry_(acceptor_.get_executor()), service_(service),
+          max_body_(max_body) {}
 
     /// Binds and listens (the system's largest backlog: 32 clients connecting at once
     /// must not have their handshakes dropped); the port bound.
@@ -344,6 +347,8 @@ private:
 
     net::io_context& ioc_;
     tcp::acceptor acceptor_;
+    net::steady_timer retry_;  // on the acceptor's strand
+    bool accept_trouble_ = false;
     const Service& service_;
     std::size_t max_body_;
     std::atomic<bool> stopping_{false};
@@ -496,9 +501,24 @@ private:
 void Server::accept() {
     acceptor_.async_accept(net::make_strand(ioc_), [this](beast::error_code ec, tcp::socket socket) {
         if (ec) {
-            if (!stopping_ && acceptor_.is_open()) accept();  // a failed handshake: go on
+            if (stopping_ || !acceptor_.is_open()) return;
+            // Out of file descriptors (or memory): accepting again at once would spin, the
+            // connection still waiting in the queue. Said once, tried again in 100 ms.
+            if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space || ec == net::error::no_memory) {
+                if (!accept_trouble_)
+                    std::fprintf(stderr, "ragpp serve: cannot accept connections: %s (trying again every 0.1 s)\n",
+                                 ec.message().c_str());
+                accept_trouble_ = true;
+                retry_.expires_after(std::chrono::milliseconds(100));
+                retry_.async_wait([this](beast::error_code e) {
+                    if (!e && !stopping_) accept();
+                });
+                return;
+            }
+            accept();  // a handshake that failed: go on
             return;
         }
+        accept_trouble_ = false;
         beast::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);  // a reply must not wait for a delayed ACK
         auto session = std::make_shared<Session>(std::move(socket), *this);
@@ -516,6 +536,7 @@ void Server::stop() {
     net::post(acceptor_.get_executor(), [this] {
         beast::error_code ec;
         acceptor_.close(ec);
+        retry_.cancel();
     });
     std::vector<std::shared_ptr<Session>> live;
     {
@@ -544,6 +565,13 @@ int run_serve(cli::ArgParser& p) {
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    // Each connection is a file descriptor: the soft limit (often 1024) is raised to the
+    // hard one (at most 65536), as servers do, so that it is not the first limit met.
+    if (rlimit fds{}; getrlimit(RLIMIT_NOFILE, &fds) == 0 && fds.rlim_cur < fds.rlim_max && fds.rlim_cur < 65536) {
+        fds.rlim_cur = std::min<rlim_t>(fds.rlim_max, 65536);
+        (void)setrlimit(RLIMIT_NOFILE, &fds);
+    }
 
     cli::EngineSlot slot(p.get("DIR"), 1);
     if (watch && slot.current()->corpus_kind() != "folder")
