@@ -247,7 +247,7 @@ TEST_CASE("hostile: the JSON writer writes what nlohmann's dump writes, to the b
         }
         }
     };
-    std::size_t broken = 0, compared = 0;
+    std::size_t broken = 0;
     for (int t = 0; t < 20000; ++t) {
         const auto j = random_value(0);
         for (const int indent : {-1, 0, 2}) {
@@ -257,11 +257,9 @@ TEST_CASE("hostile: the JSON writer writes what nlohmann's dump writes, to the b
                 INFO("indent " << indent << "\nnlohmann: " << want << "\nragpp:    " << got);
                 CHECK(got == want);
             }
-            ++compared;
             broken += want.find("\xEF\xBF\xBD") != std::string::npos ? 1 : 0;
         }
     }
-    CHECK(compared == 60000);
     CHECK(broken > 1000);  // the fallback for broken UTF-8 was exercised
     // Appending keeps what the buffer held.
     std::string out = "prefix:";

@@ -377,8 +377,7 @@ public:
         if (!reading_ || !parser_ || parser_->got_some() || buffer_.size() != 0) return;
         beast::error_code ec;
         if (stream_.socket().available(ec) > 0 && !ec) return;
-        stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-        stream_.expires_after(std::chrono::seconds(1));
+        shut_sending(std::chrono::seconds(1));  // the pending read then drains (on_header)
         ended_ = true;
     }
     [[nodiscard]] auto executor() { return stream_.get_executor(); }
@@ -387,12 +386,7 @@ private:
     static constexpr auto kRequestTime = std::chrono::seconds(10);  // a request's reading, or a reply's writing
 
     void read_header() {
-        if (server_.stopping()) {  // the next request will not be answered: say so gently
-            beast::error_code ec;
-            stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-            stream_.expires_after(std::chrono::seconds(1));
-            return drain();
-        }
+        if (server_.stopping()) return finish(std::chrono::seconds(1));  // no next request: say so gently
         parser_.emplace();
         parser_->body_limit(server_.max_body());
         reading_ = true;
@@ -465,13 +459,17 @@ private:
         reading_ = false;
         send({status, error_body(message), {}}, parser_ && parser_->is_header_done() ? parser_->get().version() : 11, false);
     }
-    /// After the last reply: no more sending, and what the client still sends is read
-    /// and dropped (2 s at most) so that closing does not reset the connection before the
-    /// client has read the reply (a 413 sent before the body was read).
-    void finish() {
+    /// No more sending (a FIN), and `wait` at most for the client to close its side.
+    void shut_sending(std::chrono::seconds wait) {
         beast::error_code ec;
         stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-        stream_.expires_after(std::chrono::seconds(2));
+        stream_.expires_after(wait);
+    }
+    /// After the last reply: no more sending, and what the client still sends is read
+    /// and dropped (`wait` at most) so that closing does not reset the connection before
+    /// the client has read the reply (a 413 sent before the body was read).
+    void finish(std::chrono::seconds wait = std::chrono::seconds(2)) {
+        shut_sending(wait);
         drain();
     }
     void drain() {

@@ -4,12 +4,13 @@
 // nlohmann's serializer runs every byte of every string through its UTF-8 automaton and
 // an escape switch, and returns a fresh string. The replies of ragpp search, ask and get
 // are mostly passages of valid UTF-8 without anything to escape: over HTTP, writing them
-// took 6% of a request (a profile in docs/http.md). This writer copies runs of such bytes
-// whole, checks multi-byte sequences with a direct test, and appends to the caller's
-// buffer. A string that is not valid UTF-8 goes to nlohmann's own serializer (which
-// replaces each bad sequence by U+FFFD in its own way), numbers with a fraction to its
-// own shortest round-trip formatter, so the output cannot differ from dump()'s;
-// tests/unit-hostile.cpp compares the two on random values and random bytes.
+// took about 5% of the server's CPU (docs/http.md). This writer copies runs of such bytes
+// whole, checks multi-byte sequences with the library's decoder (text/utf8_decode.hpp),
+// and appends to the caller's buffer. A string that is not valid UTF-8 goes to
+// nlohmann's own serializer (which replaces each bad sequence by U+FFFD in its own way),
+// numbers with a fraction to its own shortest round-trip formatter, so the output cannot
+// differ from dump()'s; tests/unit-hostile.cpp compares the two on random values and
+// random bytes.
 #pragma once
 
 #include <array>
@@ -22,25 +23,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ragpp::detail {
+#include <ragpp/text/utf8_decode.hpp>
 
-/// The length of the well-formed UTF-8 sequence starting at `s[i]` (a byte >= 0x80), or 0
-/// (Unicode's table 3-7: no overlong form, no surrogate, nothing above U+10FFFF).
-[[nodiscard]] inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
-    const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
-        return k < s.size() && at(k) >= lo && at(k) <= hi;
-    };
-    const unsigned b = at(i);
-    if (b >= 0xC2 && b <= 0xDF) return cont(i + 1) ? 2 : 0;
-    if (b == 0xE0) return cont(i + 1, 0xA0) && cont(i + 2) ? 3 : 0;
-    if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
-    if (b == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;
-    if (b == 0xF0) return cont(i + 1, 0x90) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-    if (b >= 0xF1 && b <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-    if (b == 0xF4) return cont(i + 1, 0x80, 0x8F) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-    return 0;
-}
+namespace ragpp::detail {
 
 /// Appends `s` as a JSON string (quotes included), as dump() with ensure_ascii false and
 /// error_handler_t::replace writes it.
@@ -66,13 +51,13 @@ inline void append_json_string(std::string& out, std::string_view s) {
         if (i >= n) break;
         const auto c = static_cast<unsigned char>(p[i]);
         if (c >= 0x80) {
-            const std::size_t len = utf8_sequence_length(s, i);
-            if (len == 0) {  // not UTF-8: nlohmann's replacement rules, from the start
+            const text::Utf8Char ch = text::decode_utf8(s, i);
+            if (!ch.valid) {  // not UTF-8: nlohmann's replacement rules, from the start
                 out.resize(start);
                 out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
                 return;
             }
-            i += len;
+            i += ch.length;
             continue;
         }
         if (c >= 0x20 && c != '"' && c != '\\') {
