@@ -16,10 +16,14 @@
 //           switch between them (HnswOptions::exact_filter_factor)
 // Usage: bench_hnsw [--glove PATH] [--limit N] [--queries Q] [--M 16] [--efc 200] [--threads T]
 //                   [--int8 0|1] [--filters 0|1] [--graphs DIR] [--efs 10,32,...] [--reps 5]
-//                   [--clustered N [--dim 384] [--seed 20261201]]
+//                   [--clustered N [--dim 384] [--seed 20261201] [--stream 1]]
 // --clustered N: instead of GloVe, bench_scale's synthetic vectors (bench/clustered_vectors.hpp:
 // the same seed gives the same vectors), N of them as the base and bench_scale's vector
-// queries; --threads T then builds both graphs on T threads.
+// queries; --threads T then builds both graphs on T threads. --stream 1 (with --clustered):
+// ragpp alone, the base generated batch by batch and never held as float32 (the ground
+// truth an exact scan of each generated batch, the graph built by batches of 65,536 rows),
+// so that 10M rows of 384 dimensions fit in memory with an int8 graph (about 5.5 GB);
+// no filters section. Progress on stderr.
 // hnswlib is compiled with its users' flags (bench/hnswlib_peer.cpp, RAGPP_BENCH_HNSWLIB_FLAGS,
 // printed as "hnswlib_flags"); ragpp with the project's, its kernels chosen at run time.
 // --graphs DIR keeps both graphs there (saved after a build, loaded by the next run with
@@ -99,7 +103,7 @@ double recall(const std::vector<DocId>& got, const std::vector<Hit>& truth) {
 int main(int argc, char** argv) {
     std::string path = std::string(std::getenv("HOME") ? std::getenv("HOME") : ".") + "/.cache/ragpp/glove-6B-100d.w2v.txt";
     std::size_t limit = 0, nq = 1000, M = 16, efc = 200, threads = 0;
-    bool int8 = false, filters = true;
+    bool int8 = false, filters = true, stream = false;
     std::size_t clustered = 0, clustered_dim = 384;
     std::uint64_t seed = 20261201;
     std::string graphs;
@@ -120,6 +124,7 @@ int main(int argc, char** argv) {
         else if (a == "--clustered") clustered = std::stoul(v);
         else if (a == "--dim") clustered_dim = std::stoul(v);
         else if (a == "--seed") seed = std::stoull(v);
+        else if (a == "--stream") stream = std::stoul(v) != 0;
         else if (a == "--reps") reps = std::max<std::size_t>(1, std::stoul(v));
         else if (a == "--efs") {
             efs.clear();
@@ -137,7 +142,19 @@ int main(int argc, char** argv) {
     std::vector<float> all;
     std::size_t dim = 0;
     std::vector<std::size_t> queries, base;
-    if (clustered > 0) {
+    if (stream && clustered == 0) {
+        std::fprintf(stderr, "--stream needs --clustered\n");
+        return 2;
+    }
+    if (stream) {
+        // Only the queries are held; the base is generated where it is used.
+        dim = clustered_dim;
+        const bench::ClusteredVectors gen(dim, seed);
+        all.resize(nq * dim);
+        for (std::size_t q = 0; q < nq; ++q) gen.make(bench::ClusteredVectors::query_base + q, all.data() + q * dim);
+        for (std::size_t q = 0; q < nq; ++q) queries.push_back(q);
+        filters = false;
+    } else if (clustered > 0) {
         // bench_scale's vectors (bench/clustered_vectors.hpp, same seed): the base is vectors
         // 0..N-1, the queries bench_scale's vector queries.
         dim = clustered_dim;
@@ -188,7 +205,7 @@ int main(int argc, char** argv) {
         if (limit != 0 && limit < base.size()) base.resize(limit);
         std::sort(base.begin(), base.end());  // frequency order, as the file lists them
     }
-    const std::size_t n = base.size();
+    const std::size_t n = stream ? clustered : base.size();
     const auto vec = [&](std::size_t r) { return std::span<const float>(all.data() + r * dim, dim); };
     const std::string data_name =
         clustered > 0 ? "clustered (bench_scale's, seed " + std::to_string(seed) + ")" : "glove-6B-100d";
@@ -207,8 +224,10 @@ int main(int argc, char** argv) {
                 "\"transparent_hugepage\": \"%s\"}\n",
                 data_name.c_str(), n, nq, dim, M, efc,
                 std::string(ragpp::detail::simd::isa_name(ragpp::detail::simd::kernels().isa)).c_str(),
-                bench::HnswlibPeer::available() ? "true" : "false", bench::HnswlibPeer::flags().c_str(), thp.c_str());
-    if (!bench::HnswlibPeer::available()) std::printf("{\"note\": \"hnswlib not installed: ragpp alone\"}\n");
+                bench::HnswlibPeer::available() && !stream ? "true" : "false", bench::HnswlibPeer::flags().c_str(),
+                thp.c_str());
+    if (stream) std::printf("{\"note\": \"--stream: ragpp alone, the base generated batch by batch\"}\n");
+    else if (!bench::HnswlibPeer::available()) std::printf("{\"note\": \"hnswlib not installed: ragpp alone\"}\n");
     // Where --graphs keeps the two graphs of this data and these parameters. GloVe's queries
     // are held out of the base, so its key names their count; --clustered's are generated
     // apart and do not change the base. hnswlib's graph is float32 whatever --int8 says.
@@ -223,9 +242,49 @@ int main(int argc, char** argv) {
     // Ground truth: exact search.
     ragpp::VectorIndexOptions cosine;
     ragpp::VectorIndex<NoText> flat(NoText{dim}, cosine);
-    for (std::size_t i = 0; i < n; ++i) flat.add_vector(static_cast<DocId>(i), vec(base[i]));
     std::vector<std::vector<Hit>> truth;
-    for (std::size_t q : queries) truth.push_back(flat.search_vector(vec(q), 10));
+    // --stream: the base generated by batches (`make_batch`), each batch scored against all
+    // queries at once (unit rows: cosine is the inner product) and each query's ten best
+    // kept, ties to the smaller id as the library orders them.
+    constexpr std::size_t stream_batch = 65'536;
+    const auto make_batch = [&](std::size_t first, std::size_t rows, ragpp::RowMatrixXf& m) {
+        const bench::ClusteredVectors gen(dim, seed);
+        m.resize(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
+        for (std::size_t i = 0; i < rows; ++i) gen.make(first + i, m.data() + i * dim);
+    };
+    if (stream) {
+        Timer t;
+        const Eigen::Map<const ragpp::RowMatrixXf> qm(all.data(), static_cast<Eigen::Index>(nq),
+                                                      static_cast<Eigen::Index>(dim));
+        const auto better = [](const Hit& a, const Hit& b) { return a.score > b.score || (a.score == b.score && a.id < b.id); };
+        truth.assign(nq, {});
+        ragpp::RowMatrixXf m;
+        for (std::size_t first = 0; first < n; first += stream_batch) {
+            const std::size_t rows = std::min(stream_batch, n - first);
+            make_batch(first, rows, m);
+            const Eigen::MatrixXf s = qm * m.transpose();  // nq x rows
+            for (std::size_t q = 0; q < nq; ++q) {
+                auto& best = truth[q];  // a heap whose front is the worst of the ten
+                for (std::size_t i = 0; i < rows; ++i) {
+                    const Hit h{static_cast<DocId>(first + i), s(static_cast<Eigen::Index>(q), static_cast<Eigen::Index>(i))};
+                    if (best.size() < 10) {
+                        best.push_back(h);
+                        std::push_heap(best.begin(), best.end(), better);
+                    } else if (better(h, best.front())) {
+                        std::pop_heap(best.begin(), best.end(), better);
+                        best.back() = h;
+                        std::push_heap(best.begin(), best.end(), better);
+                    }
+                }
+            }
+        }
+        for (auto& best : truth) std::sort(best.begin(), best.end(), better);
+        std::printf("{\"truth\": \"exact scan, streamed\", \"cpu_s\": %.2f, \"wall_s\": %.2f}\n", t.cpu(), t.wall());
+        std::fflush(stdout);
+    } else {
+        for (std::size_t i = 0; i < n; ++i) flat.add_vector(static_cast<DocId>(i), vec(base[i]));
+        for (std::size_t q : queries) truth.push_back(flat.search_vector(vec(q), 10));
+    }
 
     // ragpp build.
     ragpp::HnswOptions h;
@@ -241,7 +300,19 @@ int main(int argc, char** argv) {
     } else {
         Timer t;
         const double p0 = process_cpu_now();
-        if (threads == 0) {
+        if (stream) {
+            ragpp::RowMatrixXf m;
+            std::vector<DocId> ids;
+            for (std::size_t first = 0; first < n; first += stream_batch) {
+                const std::size_t rows = std::min(stream_batch, n - first);
+                make_batch(first, rows, m);
+                ids.resize(rows);
+                std::iota(ids.begin(), ids.end(), static_cast<DocId>(first));
+                index.add_vectors(ids, m, static_cast<unsigned>(std::max<std::size_t>(threads, 1)));
+                std::fprintf(stderr, "bench_hnsw: %zu / %zu nodes, %.0f s wall, %.0f s CPU\n", first + rows, n, t.wall(),
+                             process_cpu_now() - p0);
+            }
+        } else if (threads == 0) {
             for (std::size_t i = 0; i < n; ++i) index.add_vector(static_cast<DocId>(i), vec(base[i]));
         } else {
             ragpp::RowMatrixXf rowsm(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(dim));
@@ -253,12 +324,12 @@ int main(int argc, char** argv) {
             index.add_vectors(ids, rowsm, static_cast<unsigned>(threads));
         }
         std::printf("{\"build\": \"ragpp\", \"rows\": \"%s\", \"threads\": %zu, \"cpu_s\": %.2f, \"wall_s\": %.2f}\n",
-                    int8 ? "int8" : "float32", threads, threads == 0 ? t.cpu() : process_cpu_now() - p0, t.wall());
+                    int8 ? "int8" : "float32", threads, threads == 0 && !stream ? t.cpu() : process_cpu_now() - p0, t.wall());
         std::fflush(stdout);
         if (!graphs.empty()) index.save(ragpp_graph);
     }
     std::unique_ptr<bench::HnswlibPeer> peer;
-    if (bench::HnswlibPeer::available()) {
+    if (bench::HnswlibPeer::available() && !stream) {
         peer = std::make_unique<bench::HnswlibPeer>(dim, n, M, efc);
         if (!graphs.empty() && std::filesystem::exists(peer_graph)) {
             Timer t;
