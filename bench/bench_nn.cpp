@@ -1,6 +1,7 @@
 // Transformer kernels (detail/nn.hpp) on one thread: GFLOP/s of LinearF32 and LinearI8
 // on the MiniLM-L6 shapes (hidden 384, intermediate 1536; m = rows = batch x tokens),
-// of gemm_nt / gemm_nn on attention shapes, and the core's measured FMA peak (a loop of
+// of gemm_nt / gemm_nn and of nn::attention (12 heads, softmax included) on attention
+// shapes, and the core's measured FMA peak (a loop of
 // independent vfmadd231ps chains: 2 FLOPs x lanes per instruction). Medians (and best)
 // of several samples of at least 5 ms of this thread's CPU time, the kernels of one
 // shape measured in turns; one JSON line per kernel and shape, fixed seeds.
@@ -291,8 +292,17 @@ int main(int argc, char** argv) {
         const Rate gnn = gflops(flops, runs, [&] {
             nn::gemm_nn(seq, d, seq, 1.0f, p.data(), seq, v.data(), hidden, 0.0f, o.data(), hidden, isa);
         });
-        std::printf(R"({"bench":"nn","kernel":"attention","isa":"%s","seq":%zu,"head_dim":%zu,"gemm_nt_gflops":%.1f,"gemm_nn_gflops":%.1f})" "\n",
-                    std::string(nn::isa_name(isa)).c_str(), seq, d, gnt.median, gnn.median);
+        // nn::attention, the encoder's: all 12 heads of one sequence, softmax included (its
+        // FLOPs: the two products), and its share of the FMA peak.
+        const std::size_t heads = hidden / d;
+        std::vector<float> qkv(seq * 3 * hidden), ctx(seq * hidden);
+        for (auto& t : qkv) t = normal(rng);
+        const Rate ga = gflops(2.0 * flops * static_cast<double>(heads), runs, [&] {
+            nn::attention(seq, heads, d, 0.17f, qkv.data(), qkv.data() + hidden, qkv.data() + 2 * hidden, 3 * hidden,
+                          ctx.data(), hidden, isa);
+        });
+        std::printf(R"({"bench":"nn","kernel":"attention","isa":"%s","seq":%zu,"head_dim":%zu,"gemm_nt_gflops":%.1f,"gemm_nn_gflops":%.1f,"attention_gflops":%.1f,"attention_fraction_of_peak":%.3f})" "\n",
+                    std::string(nn::isa_name(isa)).c_str(), seq, d, gnt.median, gnn.median, ga.median, ga.median / peak);
     }
     // Element kernels: ns per element on a 128 x 1536 GELU and 128-long softmax rows.
     {

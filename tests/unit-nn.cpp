@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -42,7 +43,7 @@ struct Shape {
 
 /// Random shapes with every dimension in [1, 70] (all remainders of 4, 6, 12, 16 and
 /// 32), plus the MiniLM-L6 shapes with row counts off the micro-kernel multiples, and
-/// shapes with more rows than one row block (96 fp32, 48 int8) and several K blocks.
+/// shapes with more rows than one row block (96 fp32, 192 int8) and several K blocks.
 std::vector<Shape> shapes(std::mt19937& rng, std::size_t count) {
     std::uniform_int_distribution<std::size_t> d(1, 70);
     std::vector<Shape> s{{1, 1, 1},       {12, 32, 32},    {13, 33, 33},  {64, 64, 64},
@@ -91,16 +92,26 @@ TEST_CASE("nn: LinearF32 equals the double-accumulation oracle on every ISA", "[
         const nn::LinearF32 lin(w.data(), s.n_out, s.n_in, b.data());
         REQUIRE(lin.n_out() == s.n_out);
         REQUIRE(lin.n_in() == s.n_in);
-        for (nn::Isa isa : isas()) {
-            std::vector<float> y(s.m * s.n_out + 1, 12345.0f);  // one guard float after the end
-            lin.forward(x.data(), s.m, y.data(), isa);
-            std::size_t bad = 0;
-            for (std::size_t j = 0; j < ref.size(); ++j)
-                if (!(std::fabs(y[j] - ref[j]) <= 2e-5 * mag[j] + 1e-6)) ++bad;
-            INFO(describe(isa, s));
-            CHECK(bad == 0);
-            CHECK(y.back() == 12345.0f);
-        }
+        for (nn::Isa isa : isas())
+            // K in blocks of this CPU's choice, of 192 (Intel's) and 1536 (AMD's), and of 40
+            // (several blocks in most shapes): every blocking runs on every machine.
+            for (const std::size_t kb : {std::size_t{0}, std::size_t{192}, std::size_t{1536}, std::size_t{40}}) {
+                std::vector<float> y(s.m * s.n_out + 1, 12345.0f);  // one guard float after the end
+                lin.forward(x.data(), s.m, y.data(), isa, kb);
+                std::size_t bad = 0;
+                for (std::size_t j = 0; j < ref.size(); ++j)
+                    if (!(std::fabs(y[j] - ref[j]) <= 2e-5 * mag[j] + 1e-6)) ++bad;
+                INFO(describe(isa, s) << " k_block=" << kb);
+                CHECK(bad == 0);
+                CHECK(y.back() == 12345.0f);
+                // forward_gelu is forward then gelu_erf, to the float.
+                std::vector<float> g(s.m * s.n_out + 1, 12345.0f);
+                lin.forward_gelu(x.data(), s.m, g.data(), isa, kb);
+                nn::gelu_erf(y.data(), s.m * s.n_out, isa);
+                std::size_t differ = 0;
+                for (std::size_t j = 0; j < y.size(); ++j) differ += std::memcmp(&y[j], &g[j], sizeof(float)) != 0;
+                CHECK(differ == 0);
+            }
     }
     SECTION("no bias, and the plain forward() is the active ISA's") {
         const std::size_t m = 19, n_in = 45, n_out = 50;
@@ -165,6 +176,67 @@ TEST_CASE("nn: gemm_nt and gemm_nn equal the oracle (leading dimensions, alpha, 
                     CHECK(padding_changed == 0);
                 }
             }
+        }
+    }
+}
+
+TEST_CASE("nn: attention equals the double oracle on every ISA (lengths, heads, head sizes)", "[nn][attention]") {
+    std::mt19937 rng(314);
+    struct Case {
+        std::size_t n, heads, d;
+    };
+    // Lengths around the 12-key micro-panels and the 32 / 96-query blocks; head sizes
+    // around the 32-column panels (MiniLM: 12 heads of 32 over 128 tokens; base models: 64).
+    std::vector<Case> cases{{1, 1, 1},   {1, 2, 32},   {2, 1, 5},   {11, 2, 32}, {12, 1, 32},  {13, 3, 32},
+                            {31, 1, 16}, {32, 2, 32},  {33, 1, 33}, {95, 1, 32}, {96, 2, 32},  {97, 1, 8},
+                            {128, 12, 32}, {128, 2, 64}, {130, 1, 48}, {200, 2, 31}, {5, 1, 100}, {193, 1, 64},
+                            {64, 3, 1}};
+    std::uniform_int_distribution<std::size_t> dn(1, 150), dh(1, 3), dd(1, 70);
+    for (int i = 0; i < 12; ++i) cases.push_back({dn(rng), dh(rng), dd(rng)});
+    for (const Case& c : cases) {
+        // The fused-QKV layout: rows of 3 x width, q / k / v at columns 0, width, 2 width
+        // (width > heads x d), and ctx rows wider than heads x d, whose other columns stay.
+        const std::size_t hd = c.heads * c.d, width = hd + 3, ld = 3 * width, ldc = hd + 5;
+        const float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+        const auto qkv = randn(c.n * ld, rng, 1.5f), c0 = randn(c.n * ldc, rng);
+        const float* q = qkv.data();
+        const float* k = qkv.data() + width;
+        const float* v = qkv.data() + 2 * width;
+        std::vector<double> ref(c.n * hd, 0.0), mag(c.n * hd, 0.0);
+        for (std::size_t h = 0; h < c.heads; ++h)
+            for (std::size_t i = 0; i < c.n; ++i) {
+                std::vector<double> s(c.n);
+                double mx = -1e300, sum = 0;
+                for (std::size_t j = 0; j < c.n; ++j) {
+                    double t = 0;
+                    for (std::size_t p = 0; p < c.d; ++p) t += double{q[i * ld + h * c.d + p]} * k[j * ld + h * c.d + p];
+                    s[j] = t * scale;
+                    mx = std::max(mx, s[j]);
+                }
+                for (double& t : s) sum += (t = std::exp(t - mx));
+                for (std::size_t j = 0; j < c.n; ++j)
+                    for (std::size_t p = 0; p < c.d; ++p) {
+                        ref[i * hd + h * c.d + p] += s[j] / sum * v[j * ld + h * c.d + p];
+                        mag[i * hd + h * c.d + p] += s[j] / sum * std::fabs(v[j * ld + h * c.d + p]);
+                    }
+            }
+        for (nn::Isa isa : isas()) {
+            std::vector<float> ctx = c0;
+            nn::attention(c.n, c.heads, c.d, scale, q, k, v, ld, ctx.data(), ldc, isa);
+            std::size_t bad = 0, other_changed = 0;
+            double worst = 0;
+            for (std::size_t i = 0; i < c.n; ++i) {
+                for (std::size_t p = 0; p < hd; ++p) {
+                    const double err = std::fabs(ctx[i * ldc + p] - ref[i * hd + p]);
+                    worst = std::max(worst, err / (mag[i * hd + p] + 1e-30));
+                    if (!(err <= 1e-5 * mag[i * hd + p] + 1e-6)) ++bad;
+                }
+                for (std::size_t p = hd; p < ldc; ++p) other_changed += ctx[i * ldc + p] != c0[i * ldc + p];
+            }
+            INFO(nn::isa_name(isa) << " n=" << c.n << " heads=" << c.heads << " d=" << c.d << " worst relative error "
+                                   << worst);
+            CHECK(bad == 0);
+            CHECK(other_changed == 0);
         }
     }
 }
@@ -286,6 +358,13 @@ TEST_CASE("nn: LinearI8 is within the quantization error bound of LinearF32", "[
         double worst_ratio = 0, mean_rel = 0;
         for (nn::Isa isa : isas()) {
             q.forward(x.data(), s.m, yq.data(), isa);
+            {  // forward_gelu is forward then gelu_erf, to the float
+                std::vector<float> g(s.m * s.n_out), two = yq;
+                q.forward_gelu(x.data(), s.m, g.data(), isa);
+                nn::gelu_erf(two.data(), two.size(), isa);
+                INFO("forward_gelu " << describe(isa, s));
+                CHECK(std::memcmp(g.data(), two.data(), g.size() * sizeof(float)) == 0);
+            }
             std::size_t bad = 0;
             for (std::size_t i = 0; i < s.m; ++i)
                 for (std::size_t o = 0; o < s.n_out; ++o) {

@@ -28,6 +28,7 @@ struct CpuFeatures {
     bool avx512dq = false;
     bool avx512vnni = false;
     bool avxvnni = false;  // VEX-encoded vpdpbusd (256-bit)
+    bool amd = false;      // vendor "AuthenticAMD" (CPUID leaf 0): the GEMM's K blocking (detail/nn.hpp)
 };
 
 /// This CPU's features, probed once (cpuid exits to the hypervisor in a virtual machine:
@@ -49,6 +50,9 @@ struct CpuFeatures {
         f.f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1U << 29)) != 0;
         a = b = c = d = 0;
         f.avxvnni = __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1U << 4)) != 0;
+        a = b = c = d = 0;
+        // The vendor string is EBX, EDX, ECX of leaf 0: "Auth" "enti" "cAMD".
+        f.amd = __get_cpuid(0, &a, &b, &c, &d) != 0 && b == 0x68747541U && d == 0x69746E65U && c == 0x444D4163U;
 #endif
         return f;
     }();

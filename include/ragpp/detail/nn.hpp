@@ -176,11 +176,21 @@ inline void pack_a(std::size_t mr, std::size_t kc, const float* a, std::size_t l
 }
 
 /// What a micro-kernel does with its tile: C = alpha * acc + (beta != 0 ? beta * C : 0)
-/// + bias on the first K block; C += alpha * acc on the following ones.
+/// + bias on the first K block; C += alpha * acc on the following ones; then, on the last
+/// K block when `gelu`, C = GELU(C) (the same vector function as gelu_erf, so the result
+/// is the one of the two passes, without the second pass over memory).
+/// Attention's products (AVX-512 kernel only) use three more fields: A read in place
+/// (`a_stride` floats between its k steps instead of a packed micro-panel's MR), row i
+/// scaled by row_scale[i] in place of alpha, and the running maximum of each stored
+/// column kept in col_max.
 struct Epilogue {
     float alpha = 1.0f, beta = 0.0f;
     const float* bias = nullptr;  // at the tile's first column, kNR (or 16) valid floats
     bool accumulate = false;
+    bool gelu = false;
+    std::size_t a_stride = 0;         // 0: packed (MR)
+    const float* row_scale = nullptr;  // the tile's first row's
+    float* col_max = nullptr;          // the tile's first column's, kNR floats
 };
 
 using F32Kernel = void (*)(const float* ap, const float* bp, std::size_t kc, float* c, std::size_t ldc,
@@ -195,7 +205,7 @@ template <std::size_t MR>
 inline void gemm_driver(std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
                         const float* bp, std::size_t kpanel, float beta, float* c, std::size_t ldc, const float* bias,
                         F32Kernel kernel, std::size_t width, std::size_t KC, std::size_t MC,
-                        PackA pack = &pack_a<MR>) {
+                        PackA pack = &pack_a<MR>, bool gelu = false) {
     if (m == 0 || n == 0) return;
     if (k == 0) {  // no products: C = beta * C + bias
         for (std::size_t i = 0; i < m; ++i)
@@ -230,6 +240,7 @@ inline void gemm_driver(std::size_t m, std::size_t n, std::size_t k, float alpha
                 e.beta = beta;
                 e.bias = bias && pc == 0 ? bias + col : nullptr;
                 e.accumulate = pc != 0;
+                e.gelu = gelu && pc + kc >= k;
                 for (std::size_t ir = 0; ir < mcur; ir += MR)
                     kernel(abuf + pc * mpad + ir * kc, bpp, kc, c + (ic + ir) * ldc + col, ldc,
                            std::min(MR, mcur - ir), nr, e);
@@ -308,6 +319,7 @@ struct I8Epilogue {
     const float* sx = nullptr;           // per row
     float* y = nullptr;                  // float output, or
     std::int32_t* yi = nullptr;          // the exact int32 sums
+    bool gelu = false;                   // y = GELU(y) (float output only)
 };
 using I8Kernel = void (*)(const std::uint8_t* ap, const std::int8_t* bp, std::size_t kq, std::size_t ldc,
                           std::size_t mr, std::size_t nr, const I8Epilogue& e) noexcept;
@@ -329,6 +341,10 @@ namespace impl {
 #define RAGPP_NN_AVX2 __attribute__((target("avx2,fma")))
 #define RAGPP_NN_AVXVNNI __attribute__((target("avx2,fma,avxvnni")))
 
+// GELU of a vector (defined with the element functions below), for the kernels' epilogue.
+RAGPP_NN_AVX512 inline __m512 gelu512(__m512 x) noexcept;
+RAGPP_NN_AVX2 inline __m256 gelu256(__m256 x) noexcept;
+
 // --- AVX-512 fp32 micro-kernel: 12 x 32 ------------------------------------------------
 inline constexpr std::size_t kMR512 = 12;
 
@@ -346,10 +362,11 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
     RAGPP_NN_Z(0) RAGPP_NN_Z(1) RAGPP_NN_Z(2) RAGPP_NN_Z(3) RAGPP_NN_Z(4) RAGPP_NN_Z(5)
     RAGPP_NN_Z(6) RAGPP_NN_Z(7) RAGPP_NN_Z(8) RAGPP_NN_Z(9) RAGPP_NN_Z(10) RAGPP_NN_Z(11)
 #undef RAGPP_NN_Z
+    const std::size_t as = e.a_stride != 0 ? e.a_stride : MR;
     for (std::size_t p = 0; p < kc; ++p) {
         const __m512 b0 = _mm512_load_ps(bp + p * kNR);
         const __m512 b1 = _mm512_load_ps(bp + p * kNR + 16);
-        const float* a = ap + p * MR;
+        const float* a = ap + p * as;
 #define RAGPP_NN_ROW(i)                                   \
     {                                                     \
         const __m512 av = _mm512_set1_ps(a[i]);           \
@@ -366,10 +383,12 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
     const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
     const __m512 bias0 = e.bias ? _mm512_maskz_loadu_ps(m0, e.bias) : _mm512_setzero_ps();
     const __m512 bias1 = e.bias ? _mm512_maskz_loadu_ps(m1, e.bias + 16) : _mm512_setzero_ps();
+    __m512 mx0 = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), mx1 = mx0;
     for (std::size_t i = 0; i < MR; ++i) {
         if (i >= mr) break;
         float* ci = c + i * ldc;
-        __m512 v0 = _mm512_mul_ps(acc[i][0], alpha), v1 = _mm512_mul_ps(acc[i][1], alpha);
+        const __m512 scale = e.row_scale ? _mm512_set1_ps(e.row_scale[i]) : alpha;
+        __m512 v0 = _mm512_mul_ps(acc[i][0], scale), v1 = _mm512_mul_ps(acc[i][1], scale);
         if (e.accumulate) {
             v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, ci));
             v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, ci + 16));
@@ -381,15 +400,29 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
             v0 = _mm512_add_ps(v0, bias0);
             v1 = _mm512_add_ps(v1, bias1);
         }
+        if (e.gelu) {
+            v0 = gelu512(v0);
+            v1 = gelu512(v1);
+        }
         _mm512_mask_storeu_ps(ci, m0, v0);
         _mm512_mask_storeu_ps(ci + 16, m1, v1);
+        if (e.col_max) {
+            mx0 = _mm512_max_ps(mx0, v0);
+            mx1 = _mm512_max_ps(mx1, v1);
+        }
+    }
+    if (e.col_max) {
+        _mm512_mask_storeu_ps(e.col_max, m0, _mm512_max_ps(mx0, _mm512_maskz_loadu_ps(m0, e.col_max)));
+        _mm512_mask_storeu_ps(e.col_max + 16, m1, _mm512_max_ps(mx1, _mm512_maskz_loadu_ps(m1, e.col_max + 16)));
     }
 }
 
-/// pack_a<12> with 4 x 8 transposes (AVX): rows 4g..4g+3, k p..p+7 per step.
-RAGPP_NN_AVX2 inline void pack_a12_avx(std::size_t mr, std::size_t kc, const float* a, std::size_t lda,
-                                       float* out) noexcept {
-    constexpr std::size_t MR = 12;
+/// pack_a<MR> (MR a multiple of 4) with 4 x 8 transposes (AVX): rows 4g..4g+3, k p..p+7
+/// per step. MR = 12 for the GEMM's A, 32 for attention's queries as a B panel.
+template <std::size_t MR>
+RAGPP_NN_AVX2 inline void pack_a_avx(std::size_t mr, std::size_t kc, const float* a, std::size_t lda,
+                                     float* out) noexcept {
+    static_assert(MR % 4 == 0);
     if (mr != MR) return pack_a<MR>(mr, kc, a, lda, out);
     std::size_t p = 0;
     for (; p + 8 <= kc; p += 8) {
@@ -412,8 +445,15 @@ RAGPP_NN_AVX2 inline void pack_a12_avx(std::size_t mr, std::size_t kc, const flo
             _mm_storeu_ps(o + 7 * MR, _mm256_extractf128_ps(u3, 1));
         }
     }
-    for (; p < kc; ++p)
-        for (std::size_t i = 0; i < MR; ++i) out[p * MR + i] = a[i * lda + p];
+    // The last kc % 8 columns (counted from 0: with kc a constant multiple of 8 after
+    // inlining, a loop on p made GCC 12 warn of overflow in code it cannot reach).
+    const std::size_t rest = kc - p;
+    for (std::size_t t = 0; t < rest; ++t)
+        for (std::size_t i = 0; i < MR; ++i) out[(p + t) * MR + i] = a[i * lda + p + t];
+}
+RAGPP_NN_AVX2 inline void pack_a12_avx(std::size_t mr, std::size_t kc, const float* a, std::size_t lda,
+                                       float* out) noexcept {
+    pack_a_avx<12>(mr, kc, a, lda, out);
 }
 
 // --- AVX2 fp32 micro-kernel: 6 x 16 (half a panel) -------------------------------------
@@ -463,6 +503,10 @@ RAGPP_NN_AVX2 inline void kernel_f32_avx2(const float* ap, const float* bp, std:
             v0 = _mm256_add_ps(v0, bias0);
             v1 = _mm256_add_ps(v1, bias1);
         }
+        if (e.gelu) {
+            v0 = gelu256(v0);
+            v1 = gelu256(v1);
+        }
         _mm256_maskstore_ps(ci, m0, v0);
         _mm256_maskstore_ps(ci + 8, m1, v1);
     }
@@ -482,6 +526,7 @@ RAGPP_NN_AVX512 inline void i8_store16(__m512i s, std::size_t i, std::size_t col
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(e.sx[i]));
     v = _mm512_mul_ps(v, _mm512_loadu_ps(e.scale + col));
     v = _mm512_add_ps(v, _mm512_loadu_ps(e.bias + col));
+    if (e.gelu) v = gelu512(v);
     _mm512_mask_storeu_ps(e.y + i * ldc + col, m, v);
 }
 
@@ -542,6 +587,7 @@ RAGPP_NN_AVX2 inline void i8_store8(__m256i s, std::size_t i, std::size_t col, _
     __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(e.sx[i]));
     v = _mm256_mul_ps(v, _mm256_loadu_ps(e.scale + col));
     v = _mm256_add_ps(v, _mm256_loadu_ps(e.bias + col));
+    if (e.gelu) v = gelu256(v);
     _mm256_maskstore_ps(e.y + i * ldc + col, m, v);
 }
 
@@ -923,6 +969,82 @@ RAGPP_NN_AVX512 inline void softmax_avx512(float* x, std::size_t n) noexcept {
     }
 }
 
+/// Attention over the heads of one sequence (see nn::attention), each head computed
+/// transposed so that every step is a product of the micro-kernel or a pass on whole
+/// vectors, without horizontal reductions:
+/// - K, V and Q of all heads are packed first, row by row across the heads (the
+///   sequence's rows are read in order, once): K as the micro-kernel's A (12 keys x d),
+///   V as B panels (32 of its columns x every key), Q as B panels (32 queries x d);
+/// - per head, for blocks of up to 96 queries (3 panels of 32): S^T = K Q^T * scale, keys
+///   x queries, row-major, the kernel keeping each query's maximum as it stores S^T;
+/// - the softmax of a query is a column of S^T: exp(s - max) and the sums run down the
+///   keys on whole vectors of queries;
+/// - ctx = P V with P read in place from S^T (12 queries = 12 adjacent columns, every key),
+///   each row scaled by its query's 1 / sum in the kernel's epilogue.
+/// The sums run in the order of the two-pass path (q . k over d, then over the keys); the
+/// softmax's sum is added in another order, and its 1 / sum multiplies the row of the
+/// product instead of each weight (a difference of an ulp or two).
+RAGPP_NN_AVX512 inline void attention_avx512(std::size_t n, std::size_t heads, std::size_t d, float scale,
+                                             const float* q, const float* k, const float* v, std::size_t ld,
+                                             float* ctx, std::size_t ldc) noexcept {
+    constexpr std::size_t MR = kMR512, QB = 3 * kNR;
+    const std::size_t kpanels = (n + MR - 1) / MR, vpanels = (d + kNR - 1) / kNR, qpanels = (n + kNR - 1) / kNR;
+    const std::size_t kstep = kpanels * MR * d, vstep = vpanels * kNR * n, qstep = qpanels * kNR * d;
+    float* kp = scratch<float, 5>(heads * kstep);
+    float* vp = scratch<float, 6>(heads * vstep);
+    float* qp = scratch<float, 7>(heads * qstep);
+    float* st = scratch<float, 8>(n * QB + 16);  // + 16: P's last micro-panel reads past its columns
+    for (std::size_t kb = 0; kb < kpanels; ++kb)
+        for (std::size_t h = 0; h < heads; ++h)
+            pack_a_avx<MR>(std::min(MR, n - kb * MR), d, k + kb * MR * ld + h * d, ld, kp + h * kstep + kb * MR * d);
+    for (std::size_t r = 0; r < n; ++r)
+        for (std::size_t h = 0; h < heads; ++h)
+            for (std::size_t jv = 0; jv < vpanels; ++jv) {
+                const std::size_t nc = std::min(kNR, d - jv * kNR);
+                float* o = vp + h * vstep + (jv * n + r) * kNR;
+                std::memcpy(o, v + r * ld + h * d + jv * kNR, nc * sizeof(float));
+                for (std::size_t c = nc; c < kNR; ++c) o[c] = 0.0f;
+            }
+    for (std::size_t j = 0; j < qpanels; ++j)
+        for (std::size_t h = 0; h < heads; ++h)
+            pack_a_avx<kNR>(std::min(kNR, n - j * kNR), d, q + j * kNR * ld + h * d, ld, qp + h * qstep + j * kNR * d);
+    alignas(64) float mx[QB], inv[QB];
+    for (std::size_t h = 0; h < heads; ++h) {
+        for (std::size_t q0 = 0; q0 < n; q0 += QB) {
+            const std::size_t nb = std::min(QB, n - q0), blk = (nb + kNR - 1) / kNR, w = blk * kNR, vecs = w / 16;
+            for (std::size_t c = 0; c < w; ++c) mx[c] = -std::numeric_limits<float>::infinity();
+            Epilogue scores;
+            scores.alpha = scale;
+            for (std::size_t kb = 0; kb < kpanels; ++kb)
+                for (std::size_t j = 0; j < blk; ++j) {
+                    scores.col_max = mx + j * kNR;
+                    kernel_f32_avx512(kp + h * kstep + kb * MR * d, qp + h * qstep + (q0 / kNR + j) * kNR * d, d,
+                                      st + kb * MR * w + j * kNR, w, std::min(MR, n - kb * MR), kNR, scores);
+                }
+            __m512 sum[QB / 16], m[QB / 16];
+            for (std::size_t c = 0; c < vecs; ++c) {
+                sum[c] = _mm512_setzero_ps();
+                m[c] = _mm512_load_ps(mx + 16 * c);
+            }
+            for (std::size_t r = 0; r < n; ++r)
+                for (std::size_t c = 0; c < vecs; ++c) {
+                    const __m512 ex = exp512(_mm512_sub_ps(_mm512_loadu_ps(st + r * w + 16 * c), m[c]));
+                    sum[c] = _mm512_add_ps(sum[c], ex);
+                    _mm512_storeu_ps(st + r * w + 16 * c, ex);
+                }
+            for (std::size_t c = 0; c < vecs; ++c) _mm512_store_ps(inv + 16 * c, _mm512_div_ps(_mm512_set1_ps(1.0f), sum[c]));
+            Epilogue product;
+            product.a_stride = w;
+            for (std::size_t i0 = 0; i0 < nb; i0 += MR) {
+                product.row_scale = inv + i0;
+                for (std::size_t jv = 0; jv < vpanels; ++jv)
+                    kernel_f32_avx512(st + i0, vp + h * vstep + jv * kNR * n, n, ctx + (q0 + i0) * ldc + h * d + jv * kNR,
+                                      ldc, std::min(MR, nb - i0), std::min(kNR, d - jv * kNR), product);
+            }
+        }
+    }
+}
+
 RAGPP_NN_AVX2 inline float hsum256(__m256 v) noexcept {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -1033,30 +1155,44 @@ RAGPP_NN_AVX2 inline void layer_norm_avx2(float* x, std::size_t n, const float* 
 
 namespace impl {
 
-// Blocking of the fp32 driver, tuned on a Sapphire Rapids core (48 KB L1d, 2 MB L2):
-// K blocks of at most 192, so a B micro-panel (192 x 32 floats, 24 KB) and an A
-// micro-panel (12 x 192, 9 KB) stay in L1 together (the hot micro-kernel measured 8%
-// faster than at 384); blocks of MC = 96 rows (8 micro-panels; all of their K packed,
-// 144 KB at K = 384, 576 KB at 1536, in L2) sweep all of N, each B micro-panel serving
-// the 8 in turn. MC = 48 / 192 / 384 and N blocking measured within 5% (the noise of
-// a shared machine).
-inline constexpr std::size_t kKC = 192, kMC = 96;
-// Rows per block of the int8 driver (quantized once, then swept over all of N).
-inline constexpr std::size_t kMCi8 = 48;
+// Blocking of the fp32 driver. K blocks of at most 192 (kKC) on Intel cores: tuned on a
+// Sapphire Rapids core (48 KB L1d, 2 MB L2), where a B micro-panel (192 x 32 floats,
+// 24 KB) and an A micro-panel (12 x 192, 9 KB) stay in L1 together (the hot micro-kernel
+// measured 8% faster than at 384). On AMD cores (Zen 4: a 512-bit FMA every cycle, half
+// the rate per cycle of Sapphire Rapids, so half the bandwidth from L2 to keep it fed)
+// K is not blocked up to 1536 (kKCwide): the B micro-panel streams from L2 and each C
+// tile is written once; measured there (an EPYC, 2026-12-06, the four MiniLM shapes at
+// 4096 rows) 109 against 106 GFLOP/s at 192 and 104 at 128. Blocks of MC = 96 rows
+// (8 micro-panels; all of their K packed, 144 KB at K = 384, 576 KB at 1536, in L2) sweep
+// all of N, each B micro-panel serving the 8 in turn. MC = 48 / 192 / 384 and N blocking
+// measured within 5% (the noise of a shared machine); 48 / 144 / 192 within 1% on the EPYC.
+inline constexpr std::size_t kKC = 192, kKCwide = 1536, kMC = 96;
+// Rows per block of the int8 driver (quantized once, then swept over all of N): 192
+// (K = 1536: 288 KB of packed rows, in L2); on the EPYC 2% faster than 48 and 96 on the
+// MiniLM shapes at 4096 rows (367 against 358-360 GOPS), 384 and 768 within 1% of it.
+inline constexpr std::size_t kMCi8 = 192;
+
+/// The K block of this CPU (see kKC).
+[[nodiscard]] inline std::size_t default_k_block() noexcept { return cpu_features().amd ? kKCwide : kKC; }
 
 /// C = alpha * A * Bpacked + beta * C (+ bias) on the best kernel of `isa`; Bpacked as
 /// pack_b makes it. Scalar: a plain loop over the packed panels.
+/// `k_block`: the K block (0: default_k_block()). `gelu`: C = GELU(C) at the end (the
+/// vector kernels in their epilogue; the scalar path by gelu_scalar). k > 0 with gelu.
 inline void gemm_packed(Isa isa, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
-                        std::size_t lda, const float* bp, float beta, float* c, std::size_t ldc, const float* bias) {
+                        std::size_t lda, const float* bp, float beta, float* c, std::size_t ldc, const float* bias,
+                        std::size_t k_block = 0, bool gelu = false) {
     isa = usable(isa);
+    if (k_block == 0) k_block = default_k_block();
 #if RAGPP_NN_X86
     if (is_avx512(isa)) {
-        gemm_driver<kMR512>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx512, kNR, kKC, kMC,
-                            &pack_a12_avx);
+        gemm_driver<kMR512>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx512, kNR, k_block, kMC,
+                            &pack_a12_avx, gelu);
         return;
     }
     if (is_avx2(isa)) {
-        gemm_driver<kMR256>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx2, 16, kKC, kMC);
+        gemm_driver<kMR256>(m, n, k, alpha, a, lda, bp, k, beta, c, ldc, bias, &kernel_f32_avx2, 16, k_block, kMC,
+                            &pack_a<kMR256>, gelu);
         return;
     }
 #endif
@@ -1074,6 +1210,7 @@ inline void gemm_packed(Isa isa, std::size_t m, std::size_t n, std::size_t k, fl
             for (std::size_t col = 0; col < nc; ++col) {
                 float& out = c[i * ldc + c0 + col];
                 out = alpha * acc[col] + (beta == 0.0f ? 0.0f : beta * out) + (bias ? bias[c0 + col] : 0.0f);
+                if (gelu) gelu_scalar(&out, 1);
             }
         }
     }
@@ -1098,10 +1235,15 @@ public:
 
     /// x: m rows of n_in floats (contiguous); y: m rows of n_out floats (contiguous).
     void forward(const float* x, std::size_t m, float* y) const { forward(x, m, y, active_isa()); }
-    /// The same on the code path `isa` (tests; an unsupported one falls back).
-    void forward(const float* x, std::size_t m, float* y, Isa isa) const {
-        impl::gemm_packed(isa, m, n_out_, n_in_, 1.0f, x, n_in_, w_.data(), 0.0f, y, n_out_, b_.data());
+    /// The same on the code path `isa` (tests; an unsupported one falls back), with K in
+    /// blocks of `k_block` (0: this CPU's; tests run the others).
+    void forward(const float* x, std::size_t m, float* y, Isa isa, std::size_t k_block = 0) const {
+        impl::gemm_packed(isa, m, n_out_, n_in_, 1.0f, x, n_in_, w_.data(), 0.0f, y, n_out_, b_.data(), k_block);
     }
+    /// y = GELU(x W^T + b): forward() then gelu_erf() in one pass (the GELU applied to each
+    /// tile of y as it is computed, the same function: the same floats).
+    void forward_gelu(const float* x, std::size_t m, float* y) const { forward_gelu(x, m, y, active_isa()); }
+    void forward_gelu(const float* x, std::size_t m, float* y, Isa isa, std::size_t k_block = 0) const;
 
 private:
     [[nodiscard]] std::size_t panels() const noexcept { return (n_out_ + impl::kNR - 1) / impl::kNR; }
@@ -1145,6 +1287,11 @@ public:
     void forward(const float* x, std::size_t m, float* y) const { forward(x, m, y, active_isa()); }
     /// The same on the code path `isa` (tests; an unsupported one falls back).
     void forward(const float* x, std::size_t m, float* y, Isa isa) const { run(x, m, y, nullptr, nullptr, isa); }
+    /// y = GELU(x W^T + b): forward() then gelu_erf() in one pass, the same floats.
+    void forward_gelu(const float* x, std::size_t m, float* y) const { forward_gelu(x, m, y, active_isa()); }
+    void forward_gelu(const float* x, std::size_t m, float* y, Isa isa) const {
+        run(x, m, y, nullptr, nullptr, isa, true);
+    }
 
     /// The exact integer part (tests): acc[i * n_out + o] = sum_k q_ik w_ok and
     /// row_scale[i] = the activation scale of row i.
@@ -1160,7 +1307,8 @@ public:
 private:
     [[nodiscard]] std::size_t panels() const noexcept { return (n_out_ + impl::kNR - 1) / impl::kNR; }
 
-    void run(const float* x, std::size_t m, float* y, std::int32_t* yi, float* row_scale, Isa isa) const {
+    void run(const float* x, std::size_t m, float* y, std::int32_t* yi, float* row_scale, Isa isa,
+             bool gelu = false) const {
         if (m == 0 || n_out_ == 0) return;
         isa = usable(isa);
         const std::size_t k4 = kq_ * 4;
@@ -1180,6 +1328,9 @@ private:
                 shift = true;
             }
             const bool wide = is_avx512(isa);
+            // AVX-512 without VNNI runs the AVX2 kernel, whose epilogue has the AVX2 GELU:
+            // the AVX-512 one is applied after, as gelu_erf does on that path.
+            const bool unfused_gelu = isa == Isa::avx512;
             constexpr std::size_t MC = impl::kMCi8;  // a multiple of 12, 6 and 4
             const std::size_t mc_max = std::min(MC, (m + mr - 1) / mr * mr);
             std::uint8_t* abuf = impl::scratch<std::uint8_t, 1>(mc_max * k4);
@@ -1219,6 +1370,7 @@ private:
                     e.csum = csum_.data() + col;
                     e.scale = scale_.data() + col;
                     e.bias = b_.data() + col;
+                    e.gelu = gelu && !unfused_gelu;
                     const std::size_t nr = std::min(width, n_out_ - col);
                     for (std::size_t ir = 0; ir < mcur; ir += mr) {
                         e.sx = sx + ir;
@@ -1228,6 +1380,7 @@ private:
                     }
                 }
             }
+            if (gelu && unfused_gelu) impl::gelu_avx512(y, m * n_out_);
             return;
         }
 #endif
@@ -1239,8 +1392,12 @@ private:
                 const std::int8_t* w = w_.data() + (o / impl::kNR) * kq_ * 128 + (o % impl::kNR) * 4;
                 std::int32_t s = 0;
                 for (std::size_t k = 0; k < n_in_; ++k) s += std::int32_t{q[k]} * std::int32_t{w[(k / 4) * 128 + k % 4]};
-                if (yi) yi[i * n_out_ + o] = s;
-                else y[i * n_out_ + o] = static_cast<float>(s) * sx * scale_[o] + b_[o];
+                if (yi) {
+                    yi[i * n_out_ + o] = s;
+                } else {
+                    y[i * n_out_ + o] = static_cast<float>(s) * sx * scale_[o] + b_[o];
+                    if (gelu) impl::gelu_scalar(y + i * n_out_ + o, 1);
+                }
             }
         }
     }
@@ -1315,6 +1472,41 @@ inline void softmax(float* x, std::size_t n, Isa isa) {
     if (is_avx2(isa)) return impl::softmax_avx2(x, n);
 #endif
     impl::softmax_scalar(x, n);
+}
+
+/// Scaled dot-product attention of `heads` heads over one sequence of n tokens: for head
+/// h, ctx[i, hd + c] = sum_j softmax_j(scale * q_i . k_j) v_j[c] for i, j < n, c < d,
+/// where q_i, k_j, v_j are the d floats at column h d of rows i, j of q, k, v (row stride
+/// ld) and ctx rows have stride ldc: the layout of BERT's fused QKV projection (q, k, v
+/// = one buffer + 0, H, 2H; ld = 3H). Columns of ctx past heads x d are not touched.
+/// AVX-512: impl::attention_avx512; the other paths, per head: the scores by gemm_nt,
+/// a softmax per row, then gemm_nn.
+inline void attention(std::size_t n, std::size_t heads, std::size_t d, float scale, const float* q, const float* k,
+                      const float* v, std::size_t ld, float* ctx, std::size_t ldc, Isa isa) {
+    if (n == 0 || d == 0 || heads == 0) return;
+    isa = usable(isa);
+#if RAGPP_NN_X86
+    if (is_avx512(isa)) return impl::attention_avx512(n, heads, d, scale, q, k, v, ld, ctx, ldc);
+#endif
+    float* scores = impl::scratch<float, 10>(n * n);
+    for (std::size_t h = 0; h < heads; ++h) {
+        gemm_nt(n, n, d, scale, q + h * d, ld, k + h * d, ld, 0.0f, scores, n, isa);
+        for (std::size_t i = 0; i < n; ++i) softmax(scores + i * n, n, isa);
+        gemm_nn(n, d, n, 1.0f, scores, n, v + h * d, ld, 0.0f, ctx + h * d, ldc, isa);
+    }
+}
+inline void attention(std::size_t n, std::size_t heads, std::size_t d, float scale, const float* q, const float* k,
+                      const float* v, std::size_t ld, float* ctx, std::size_t ldc) {
+    attention(n, heads, d, scale, q, k, v, ld, ctx, ldc, active_isa());
+}
+
+inline void LinearF32::forward_gelu(const float* x, std::size_t m, float* y, Isa isa, std::size_t k_block) const {
+    if (n_in_ == 0) {  // no products: the bias alone, then the GELU
+        forward(x, m, y, isa, k_block);
+        gelu_erf(y, m * n_out_, isa);
+        return;
+    }
+    impl::gemm_packed(isa, m, n_out_, n_in_, 1.0f, x, n_in_, w_.data(), 0.0f, y, n_out_, b_.data(), k_block, true);
 }
 inline void softmax(float* x, std::size_t n) { softmax(x, n, active_isa()); }
 

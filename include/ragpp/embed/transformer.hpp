@@ -237,7 +237,7 @@ public:
 
     /// Per-thread scratch memory, reused across calls.
     struct Workspace {
-        std::vector<float> x, qkv, ctx, tmp, inter, scores;
+        std::vector<float> x, qkv, ctx, tmp, inter;
     };
 
     /// Loads `dir`/config.json and `dir`/model.safetensors.
@@ -316,7 +316,6 @@ public:
         const TransformerConfig& c = config_;
         const std::size_t H = c.hidden_size, I = c.intermediate_size, d = c.head_dim(), nh = c.num_attention_heads;
         offsets.assign(1, 0);
-        std::size_t longest = 0;
         for (std::size_t b = 0; b < batch.size(); ++b) {
             const Input& in = batch[b];
             if (!in.type_ids.empty() && in.type_ids.size() != in.ids.size())
@@ -327,7 +326,6 @@ public:
                 throw InvalidArgument("TransformerModel::forward: sequence " + std::to_string(b) + " has " +
                                       std::to_string(in.ids.size()) + " tokens, more than the model's " +
                                       std::to_string(max_tokens()) + " positions");
-            longest = std::max(longest, in.ids.size());
             offsets.push_back(offsets.back() + in.ids.size());
         }
         const std::size_t m = offsets.back();
@@ -359,7 +357,6 @@ public:
         ws.ctx.resize(m * H);
         ws.tmp.resize(m * H);
         ws.inter.resize(m * I);
-        ws.scores.resize(longest * longest);
         const float scale = 1.0f / std::sqrt(static_cast<float>(d));
         for (const Layer& L : layers_) {
             L.qkv.forward(x.data(), m, ws.qkv.data());
@@ -367,19 +364,11 @@ public:
                 const std::size_t n = offsets[b + 1] - offsets[b];
                 if (n == 0) continue;
                 const float* base = ws.qkv.data() + offsets[b] * 3 * H;
-                for (std::size_t h = 0; h < nh; ++h) {
-                    const float* q = base + h * d;
-                    const float* k = base + H + h * d;
-                    const float* v = base + 2 * H + h * d;
-                    detail::nn::gemm_nt(n, n, d, scale, q, 3 * H, k, 3 * H, 0.0f, ws.scores.data(), n);
-                    for (std::size_t i = 0; i < n; ++i) detail::nn::softmax(ws.scores.data() + i * n, n);
-                    detail::nn::gemm_nn(n, d, n, 1.0f, ws.scores.data(), n, v, 3 * H, 0.0f, ws.ctx.data() + offsets[b] * H + h * d, H);
-                }
+                detail::nn::attention(n, nh, d, scale, base, base + H, base + 2 * H, 3 * H, ws.ctx.data() + offsets[b] * H, H);
             }
             L.attn_out.forward(ws.ctx.data(), m, ws.tmp.data());
             add_norm(ws.tmp, x, m, L.ln1_g, L.ln1_b);
-            L.inter.forward(x.data(), m, ws.inter.data());
-            detail::nn::gelu_erf(ws.inter.data(), m * I);
+            L.inter.forward_gelu(x.data(), m, ws.inter.data());
             L.out.forward(ws.inter.data(), m, ws.tmp.data());
             add_norm(ws.tmp, x, m, L.ln2_g, L.ln2_b);
         }

@@ -102,6 +102,11 @@ public:
         if (int8_) i8_.forward(x, m, y);
         else f32_.forward(x, m, y);
     }
+    /// y = GELU(x W^T + b), the GELU applied in the product's epilogue.
+    void forward_gelu(const float* x, std::size_t m, float* y) const {
+        if (int8_) i8_.forward_gelu(x, m, y);
+        else f32_.forward_gelu(x, m, y);
+    }
 
 private:
     bool int8_ = false;
