@@ -6,8 +6,10 @@
 //
 // Prints one JSON line: texts per second (wall) and per CPU second, GFLOP/s (the
 // encoder's multiply-adds x 2 per text: 2 s (4H^2 + 2HI) + 4 s^2 H per layer), for
-// float32 and int8; the max abs difference of the float32 vectors to torch's, the
-// smallest int8-to-float32 cosine, and whether the tokenizer reproduced the ids.
+// float32 and int8, and at one thread each stage's CPU ms per text (the layers' QKV
+// product, attention, ...: RAGPP_TRANSFORMER_STAGE_TIMES); the max abs difference of
+// the float32 vectors to torch's, the smallest int8-to-float32 cosine, and whether the
+// tokenizer reproduced the ids.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#define RAGPP_TRANSFORMER_STAGE_TIMES 1  // the per-stage CPU times (transformer.hpp)
 #include <ragpp/embed/transformer.hpp>
 
 namespace {
@@ -90,14 +93,24 @@ int main(int argc, char** argv) try {
             max_diff = std::max(max_diff, std::fabs(static_cast<double>(got(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k))) -
                                                     ref[i][k].get<double>()));
 
-    auto bench = [&](const ragpp::TransformerEmbedder& e, ragpp::RowMatrixXf& out) {
+    // Per-stage CPU time of the layers, ms per text over all the runs (one thread only:
+    // the counters are per thread).
+    nlohmann::json stages_f32, stages_i8;
+    auto bench = [&](const ragpp::TransformerEmbedder& e, ragpp::RowMatrixXf& out, nlohmann::json& stages) {
+        for (double& v : ragpp::detail::transformer_stage_seconds) v = 0;
         std::vector<Timing> t;
         for (std::size_t r = 0; r < runs; ++r) t.push_back(time_it([&] { out = e.embed_ids(ids, threads); }));
         std::sort(t.begin(), t.end(), [](const Timing& a, const Timing& b) { return a.wall < b.wall; });
+        if (threads == 1) {
+            const char* names[7] = {"qkv", "attention", "attn_out", "add_norm1", "inter_gelu", "out", "add_norm2"};
+            for (std::size_t i = 0; i < 7; ++i)
+                stages[names[i]] = std::round(ragpp::detail::transformer_stage_seconds[i] * 1e3 /
+                                              static_cast<double>(runs * n) * 1e3) / 1e3;
+        }
         return t[t.size() / 2];
     };
     ragpp::RowMatrixXf vf, vq;
-    const Timing tf = bench(f32, vf), tq = bench(i8, vq);
+    const Timing tf = bench(f32, vf, stages_f32), tq = bench(i8, vq, stages_i8);
     double min_cos = 1;
     for (Eigen::Index i = 0; i < vf.rows(); ++i)
         min_cos = std::min(min_cos, static_cast<double>(vf.row(i).dot(vq.row(i)) / (vf.row(i).norm() * vq.row(i).norm())));
@@ -109,6 +122,10 @@ int main(int argc, char** argv) try {
         {"int8_texts_per_s", dn / tq.wall}, {"int8_texts_per_cpu_s", dn / tq.cpu}, {"int8_gflop_per_s", dn * gflop / tq.wall},
         {"f32_max_abs_diff_to_torch", max_diff}, {"int8_min_cosine_to_f32", min_cos},
         {"tokenizer_ids_equal", std::to_string(tok_equal) + "/" + std::to_string(tok_checked)}};
+    if (threads == 1) {
+        line["f32_stage_ms_per_text"] = stages_f32;
+        line["int8_stage_ms_per_text"] = stages_i8;
+    }
     std::printf("%s\n", line.dump().c_str());
     return max_diff < 1e-4 && min_cos >= 0.99 ? 0 : 1;
 } catch (const std::exception& e) {

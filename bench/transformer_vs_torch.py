@@ -94,12 +94,18 @@ def main():
         summary["ratio_int8_to_ort_f32"] = ratio("ragpp1", "int8_texts_per_cpu_s", "ort_f32_texts_per_cpu_s", "ort1")
         summary["ratio_f32_2threads_to_ort_all_wall"] = ratio("ragpp2", "f32_texts_per_s", "ort_f32_texts_per_s", "ort_all")
         summary["ratio_int8_2threads_to_ort_all_wall"] = ratio("ragpp2", "int8_texts_per_s", "ort_f32_texts_per_s", "ort_all")
+    # Where one thread's time goes: each stage's median CPU ms per text.
+    for kind in ("f32", "int8"):
+        key = kind + "_stage_ms_per_text"
+        if rows["ragpp1"] and key in rows["ragpp1"][0]:
+            summary["ragpp_1thread_" + key] = {
+                st: statistics.median(row[key][st] for row in rows["ragpp1"]) for st in rows["ragpp1"][0][key]}
     print(json.dumps(summary), flush=True)
     # Each kernel's share of the core's peak (bench_nn's fraction_of_peak).
     nn = subprocess.run([os.path.join(a.build_dir, "bench", "bench_nn"), "--quick"], check=True, capture_output=True,
                         text=True).stdout
     for line in nn.splitlines():
-        if '"kernel":"fma_peak"' in line or '"kernel":"linear_' in line:
+        if '"kernel":"fma_peak"' in line or '"kernel":"linear_' in line or '"kernel":"attention"' in line:
             print(line, flush=True)
     return 0
 

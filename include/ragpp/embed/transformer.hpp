@@ -42,7 +42,35 @@
 //                            become the role prefixes unless the options give prefixes.
 // Truncation: texts are cut to max_seq_length tokens including the special tokens, as
 // the tokenizer call of sentence-transformers (truncation=True, max_length) does.
+//
+// RAGPP_TRANSFORMER_STAGE_TIMES (defined before this header, by bench_transformer): the
+// forward pass adds the CPU time of this thread (POSIX CLOCK_THREAD_CPUTIME_ID) spent in
+// each stage of the layers to detail::transformer_stage_seconds (per thread): QKV
+// product, attention, output product, add & LayerNorm, intermediate product with GELU,
+// FFN output product, add & LayerNorm. Off (the default), the marks compile to nothing.
 #pragma once
+
+#ifdef RAGPP_TRANSFORMER_STAGE_TIMES
+#include <ctime>
+namespace ragpp::detail {
+inline thread_local double transformer_stage_seconds[7] = {};
+inline double transformer_stage_clock() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+}  // namespace ragpp::detail
+#define RAGPP_STAGE_START() double ragpp_stage_t = ::ragpp::detail::transformer_stage_clock()
+#define RAGPP_STAGE_MARK(i)                                                                   \
+    do {                                                                                      \
+        const double ragpp_stage_now = ::ragpp::detail::transformer_stage_clock();            \
+        ::ragpp::detail::transformer_stage_seconds[i] += ragpp_stage_now - ragpp_stage_t;     \
+        ragpp_stage_t = ragpp_stage_now;                                                      \
+    } while (false)
+#else
+#define RAGPP_STAGE_START() static_cast<void>(0)
+#define RAGPP_STAGE_MARK(i) static_cast<void>(0)
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -359,18 +387,26 @@ public:
         ws.inter.resize(m * I);
         const float scale = 1.0f / std::sqrt(static_cast<float>(d));
         for (const Layer& L : layers_) {
+            RAGPP_STAGE_START();
             L.qkv.forward(x.data(), m, ws.qkv.data());
+            RAGPP_STAGE_MARK(0);
             for (std::size_t b = 0; b < batch.size(); ++b) {
                 const std::size_t n = offsets[b + 1] - offsets[b];
                 if (n == 0) continue;
                 const float* base = ws.qkv.data() + offsets[b] * 3 * H;
                 detail::nn::attention(n, nh, d, scale, base, base + H, base + 2 * H, 3 * H, ws.ctx.data() + offsets[b] * H, H);
             }
+            RAGPP_STAGE_MARK(1);
             L.attn_out.forward(ws.ctx.data(), m, ws.tmp.data());
+            RAGPP_STAGE_MARK(2);
             add_norm(ws.tmp, x, m, L.ln1_g, L.ln1_b);
+            RAGPP_STAGE_MARK(3);
             L.inter.forward_gelu(x.data(), m, ws.inter.data());
+            RAGPP_STAGE_MARK(4);
             L.out.forward(ws.inter.data(), m, ws.tmp.data());
+            RAGPP_STAGE_MARK(5);
             add_norm(ws.tmp, x, m, L.ln2_g, L.ln2_b);
+            RAGPP_STAGE_MARK(6);
         }
         hidden.assign(x.begin(), x.end());
     }
@@ -735,3 +771,6 @@ private:
 static_assert(Embedder<TransformerEmbedder>);
 
 }  // namespace ragpp
+
+#undef RAGPP_STAGE_START
+#undef RAGPP_STAGE_MARK
