@@ -43,34 +43,13 @@
 // Truncation: texts are cut to max_seq_length tokens including the special tokens, as
 // the tokenizer call of sentence-transformers (truncation=True, max_length) does.
 //
-// RAGPP_TRANSFORMER_STAGE_TIMES (defined before this header, by bench_transformer): the
-// forward pass adds the CPU time of this thread (POSIX CLOCK_THREAD_CPUTIME_ID) spent in
+// RAGPP_TRANSFORMER_STAGE_TIMES (defined before this header, by bench_transformer;
+// embed/detail/stage_times.hpp): the forward pass adds the CPU time of this thread spent in
 // each stage of the layers to detail::transformer_stage_seconds (per thread): QKV
 // product, attention, output product, add & LayerNorm, intermediate product with GELU,
 // FFN output product, add & LayerNorm. Off (the default), the marks compile to nothing.
 #pragma once
 
-#ifdef RAGPP_TRANSFORMER_STAGE_TIMES
-#include <ctime>
-namespace ragpp::detail {
-inline thread_local double transformer_stage_seconds[7] = {};
-inline double transformer_stage_clock() noexcept {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-}  // namespace ragpp::detail
-#define RAGPP_STAGE_START() double ragpp_stage_t = ::ragpp::detail::transformer_stage_clock()
-#define RAGPP_STAGE_MARK(i)                                                                   \
-    do {                                                                                      \
-        const double ragpp_stage_now = ::ragpp::detail::transformer_stage_clock();            \
-        ::ragpp::detail::transformer_stage_seconds[i] += ragpp_stage_now - ragpp_stage_t;     \
-        ragpp_stage_t = ragpp_stage_now;                                                      \
-    } while (false)
-#else
-#define RAGPP_STAGE_START() static_cast<void>(0)
-#define RAGPP_STAGE_MARK(i) static_cast<void>(0)
-#endif
 
 #include <algorithm>
 #include <atomic>
@@ -107,6 +86,7 @@ inline double transformer_stage_clock() noexcept {
 #include <ragpp/detail/nn.hpp>
 #include <ragpp/detail/parallel.hpp>
 #include <ragpp/embed/detail/transformer_tokens.hpp>
+#include <ragpp/embed/detail/stage_times.hpp>
 #include <ragpp/embed/detail/transformer_weights.hpp>
 #include <ragpp/embed/embedder.hpp>
 #include <ragpp/embed/safetensors.hpp>
