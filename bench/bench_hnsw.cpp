@@ -248,10 +248,10 @@ int main(int argc, char** argv) {
     // queries at once (unit rows: cosine is the inner product) and each query's ten best
     // kept, ties to the smaller id as the library orders them.
     constexpr std::size_t stream_batch = 65'536;
+    const bench::ClusteredVectors stream_gen(stream ? dim : 1, seed);
     const auto make_batch = [&](std::size_t first, std::size_t rows, ragpp::RowMatrixXf& m) {
-        const bench::ClusteredVectors gen(dim, seed);
         m.resize(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
-        for (std::size_t i = 0; i < rows; ++i) gen.make(first + i, m.data() + i * dim);
+        for (std::size_t i = 0; i < rows; ++i) stream_gen.make(first + i, m.data() + i * dim);
     };
     if (stream) {
         Timer t;

@@ -9,7 +9,8 @@
 // on the same shapes, in turns with ours. Its CPU detection may not know recent Xeons (it
 // picks a generic core here, 30 GFLOP/s): set OPENBLAS_CORETYPE=SkylakeX for its
 // AVX-512 kernels; the core it used is printed.
-// Usage: bench_nn [--isa scalar|avx2|avx2_vnni|avx512|avx512_vnni] [--runs R] [--quick]
+// Usage: bench_nn [--isa scalar|avx2|avx2_vnni|avx512|avx512_vnni] [--runs R] [--quick] [--k-block K]
+// --k-block K: the float32 GEMM's K block (default 0: this CPU's, 192 on Intel, 1536 on AMD).
 #include <ragpp/detail/nn.hpp>
 
 #include <algorithm>
@@ -204,7 +205,7 @@ std::vector<Rate> interleaved(double flops, std::size_t runs, const std::vector<
 
 int main(int argc, char** argv) {
     nn::Isa isa = nn::active_isa();
-    std::size_t runs = 7;
+    std::size_t runs = 7, k_block = 0;
     bool quick = false;
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
@@ -214,10 +215,12 @@ int main(int argc, char** argv) {
                 if (nn::isa_name(c) == v) isa = c;
         } else if (a == "--runs" && i + 1 < argc) {
             runs = std::stoul(argv[++i]);
+        } else if (a == "--k-block" && i + 1 < argc) {
+            k_block = std::stoul(argv[++i]);
         } else if (a == "--quick") {
             quick = true;
         } else {
-            std::fprintf(stderr, "usage: bench_nn [--isa NAME] [--runs R] [--quick]\n");
+            std::fprintf(stderr, "usage: bench_nn [--isa NAME] [--runs R] [--quick] [--k-block K]\n");
             return 2;
         }
     }
@@ -248,7 +251,7 @@ int main(int argc, char** argv) {
         const nn::LinearF32 f32(w.data(), s.n_out, s.n_in, b.data());
         const nn::LinearI8 i8(w.data(), s.n_out, s.n_in, b.data());
         std::vector<float> yi(s.m * s.n_out);
-        std::vector<std::function<void()>> fs{[&] { f32.forward(x.data(), s.m, y.data(), isa); },
+        std::vector<std::function<void()>> fs{[&] { f32.forward(x.data(), s.m, y.data(), isa, k_block); },
                                               [&] { i8.forward(x.data(), s.m, yi.data(), isa); }};
 #ifdef RAGPP_BENCH_OPENBLAS
         // y = x W^T (no bias) by OpenBLAS, one thread, in turns with ours.

@@ -997,6 +997,8 @@ RAGPP_NN_AVX512 inline void attention_avx512(std::size_t n, std::size_t heads, s
     for (std::size_t kb = 0; kb < kpanels; ++kb)
         for (std::size_t h = 0; h < heads; ++h)
             pack_a_avx<MR>(std::min(MR, n - kb * MR), d, k + kb * MR * ld + h * d, ld, kp + h * kstep + kb * MR * d);
+    // V as pack_b lays it out, but row by row across the heads (pack_b per head, reading
+    // each head's columns down the rows: 2% slower for the whole attention at 128 x 12 x 32).
     for (std::size_t r = 0; r < n; ++r)
         for (std::size_t h = 0; h < heads; ++h)
             for (std::size_t jv = 0; jv < vpanels; ++jv) {
@@ -1161,15 +1163,17 @@ namespace impl {
 // measured 8% faster than at 384). On AMD cores (Zen 4: a 512-bit FMA every cycle, half
 // the rate per cycle of Sapphire Rapids, so half the bandwidth from L2 to keep it fed)
 // K is not blocked up to 1536 (kKCwide): the B micro-panel streams from L2 and each C
-// tile is written once; measured there (an EPYC, 2026-12-06, the four MiniLM shapes at
-// 4096 rows) 109 against 106 GFLOP/s at 192 and 104 at 128. Blocks of MC = 96 rows
-// (8 micro-panels; all of their K packed, 144 KB at K = 384, 576 KB at 1536, in L2) sweep
-// all of N, each B micro-panel serving the 8 in turn. MC = 48 / 192 / 384 and N blocking
-// measured within 5% (the noise of a shared machine); 48 / 144 / 192 within 1% on the EPYC.
+// tile is written once; on an EPYC (2026-12-06, `bench_nn --k-block 192` and `1536`, the
+// three MiniLM shapes at 4096 rows, two runs each) 101-110 against 99-106 GFLOP/s.
+// Blocks of MC = 96 rows (8 micro-panels; all of their K packed, 144 KB at K = 384,
+// 576 KB at 1536, in L2) sweep all of N, each B micro-panel serving the 8 in turn.
+// MC = 48 / 192 / 384 and N blocking measured within 5% (the noise of a shared machine);
+// 48 / 144 / 192 within 1% on the EPYC (one-off builds with the constant changed).
 inline constexpr std::size_t kKC = 192, kKCwide = 1536, kMC = 96;
 // Rows per block of the int8 driver (quantized once, then swept over all of N): 192
-// (K = 1536: 288 KB of packed rows, in L2); on the EPYC 2% faster than 48 and 96 on the
-// MiniLM shapes at 4096 rows (367 against 358-360 GOPS), 384 and 768 within 1% of it.
+// (K = 1536: 288 KB of packed rows, in L2); on the EPYC about 2% faster than 48 and 96 on
+// the MiniLM shapes at 4096 rows, 384 and 768 within 1% of it (one-off builds with the
+// constant changed; end to end the difference was within the noise).
 inline constexpr std::size_t kMCi8 = 192;
 
 /// The K block of this CPU (see kKC).

@@ -43,11 +43,8 @@
 // Truncation: texts are cut to max_seq_length tokens including the special tokens, as
 // the tokenizer call of sentence-transformers (truncation=True, max_length) does.
 //
-// RAGPP_TRANSFORMER_STAGE_TIMES (defined before this header, by bench_transformer;
-// embed/detail/stage_times.hpp): the forward pass adds the CPU time of this thread spent in
-// each stage of the layers to detail::transformer_stage_seconds (per thread): QKV
-// product, attention, output product, add & LayerNorm, intermediate product with GELU,
-// FFN output product, add & LayerNorm. Off (the default), the marks compile to nothing.
+// RAGPP_TRANSFORMER_STAGE_TIMES, defined before this header (bench_transformer), times
+// the stages of the layers: embed/detail/stage_times.hpp.
 #pragma once
 
 
