@@ -396,26 +396,32 @@ TEST_CASE("nn: element kernels equal the std:: functions within the stated toler
                           5.0f, -5.0f, 9.0f, -9.0f, 20.0f, -20.0f, 50.0f, -50.0f, 100.0f, -100.0f};
     for (int i = 0; i < 3000; ++i) xs.push_back(wide(rng));
     for (int i = 0; i < 1000; ++i) xs.push_back(wide(rng) / 12.0f);
+    for (int i = -14000; i <= 14000; ++i) xs.push_back(static_cast<float>(i) / 2000.0f);  // [-7, 7] densely
     const std::size_t n = xs.size();
     for (nn::Isa isa : isas()) {
         INFO(nn::isa_name(isa));
-        // GELU: the vector paths (erfc-based, both tails precise) within 2e-6 relative
-        // where |value| >= 1e-30; the scalar path is the torch formula x (1 + erf(x / sqrt 2)) / 2
-        // in float, whose 1 + erf cancels in the negative tail: 3e-8 |x| absolute there.
+        // GELU: within 3e-7 |x| absolute on every path (torch's own float formula
+        // x (1 + erf(x / sqrt 2)) / 2, the scalar path, cancels in the negative tail: 3e-8 |x|
+        // there), and within 3e-7 relative for x >= 0. Beyond the vector paths' clamp (5.6)
+        // the value is x itself or a zero.
         for (std::size_t len : {n, std::size_t{1}, std::size_t{7}, std::size_t{13}, std::size_t{17}}) {
             std::vector<float> g(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(len));
             nn::gelu_erf(g.data(), len, isa);
             std::size_t bad = 0;
-            double worst = 0;
+            double worst_abs = 0, worst_rel = 0;
             for (std::size_t i = 0; i < len; ++i) {
                 const double x = xs[i];
                 const double ref = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
                 const double err = std::fabs(g[i] - ref);
-                if (!(err <= 2e-6 * std::fabs(ref) + 1e-36 + (isa == nn::Isa::scalar ? 3e-8 * std::fabs(x) : 0.0))) ++bad;
-                if (std::fabs(ref) > 1e-30) worst = std::max(worst, err / std::fabs(ref));
+                if (!(err <= 3e-7 * std::fabs(x) + 1e-37)) ++bad;
+                if (x >= 0 && !(err <= 3e-7 * ref + 1e-37)) ++bad;
+                if (isa != nn::Isa::scalar && x >= 5.6 && g[i] != xs[i]) ++bad;
+                if (isa != nn::Isa::scalar && x <= -5.6 && g[i] != 0.0f) ++bad;
+                if (x != 0) worst_abs = std::max(worst_abs, err / std::fabs(x));
+                if (x > 0) worst_rel = std::max(worst_rel, err / ref);
             }
+            INFO("worst error / |x| " << worst_abs << ", worst relative (x > 0) " << worst_rel);
             CHECK(bad == 0);
-            if (isa != nn::Isa::scalar) CHECK(worst < 2e-6);
         }
         // tanh: relative 1e-6 (values below 1e-30 exact: tanh x = x there).
         {
