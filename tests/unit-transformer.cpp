@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -343,6 +344,48 @@ TEST_CASE("transformer model: bad token ids, type ids and lengths are InvalidArg
     const Ids longest(m.max_tokens(), 5);
     const ragpp::TransformerModel::Input e{longest, {}};
     CHECK_NOTHROW(m.forward(std::span(&e, 1), ws, h, off));
+}
+
+TEST_CASE("transformer model: a batch run by groups of sequences gives each sequence's rows alone", "[transformer]") {
+    // forward() runs the sequences by groups of at most 384 rows (and the feed-forward
+    // product by blocks of 192): 16 sequences of 1 to 64 tokens (about 520 rows) make two
+    // groups, and every row must equal the sequence's rows computed alone, to the bit.
+    const fs::path dir = fixture("bert-mean");
+    for (const auto q : {ragpp::TransformerQuantization::none, ragpp::TransformerQuantization::int8}) {
+        INFO("int8 " << (q == ragpp::TransformerQuantization::int8));
+        const ragpp::TransformerModel m(dir, ragpp::TransformerModelOptions{q});
+        std::mt19937 rng(7);
+        std::uniform_int_distribution<std::uint32_t> id(5, static_cast<std::uint32_t>(m.config().vocab_size) - 1);
+        std::vector<Ids> seqs;  // the inputs are views
+        std::size_t rows = 0;
+        for (std::size_t len : {64, 1, 63, 40, 64, 64, 64, 7, 33, 64, 2, 50, 64, 17, 64, 1}) {
+            seqs.emplace_back(len);
+            for (auto& t : seqs.back()) t = id(rng);
+            rows += len;
+        }
+        std::vector<ragpp::TransformerModel::Input> batch;
+        for (const Ids& ids : seqs) batch.push_back({ids, {}});
+        REQUIRE(rows > 384);
+        ragpp::TransformerModel::Workspace ws;
+        std::vector<float> h, alone;
+        std::vector<std::size_t> off, off1;
+        m.forward(batch, ws, h, off);
+        REQUIRE(off.back() == rows);
+        const std::size_t H = m.hidden_size();
+        REQUIRE(h.size() == rows * H);
+        std::size_t differ = 0;
+        for (std::size_t b = 0; b < batch.size(); ++b) {
+            m.forward(std::span(&batch[b], 1), ws, alone, off1);
+            REQUIRE(alone.size() == batch[b].ids.size() * H);
+            for (std::size_t i = 0; i < alone.size(); ++i) differ += alone[i] != h[off[b] * H + i];
+        }
+        CHECK(differ == 0);
+        // A bad id in the last sequence: nothing computed, `h` unchanged.
+        const std::vector<float> before = h;
+        seqs.back().back() = static_cast<ragpp::HfTokenizer::TokenId>(m.config().vocab_size);
+        CHECK_THROWS_AS(m.forward(batch, ws, h, off), ragpp::InvalidArgument);
+        CHECK(h == before);
+    }
 }
 
 // ======================================================================================

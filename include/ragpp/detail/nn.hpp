@@ -722,8 +722,10 @@ RAGPP_NN_AVX2 inline __m256 div_rn256(__m256 a, __m256 b, __m256 y, bool markste
 }
 inline bool markstein_ok(float max_abs) noexcept { return max_abs >= 0x1p-60f && max_abs <= 0x1p100f; }
 
-/// One row: q[p] = lrint(x[p] / sx), sx = max |x| / 127 (1 for a zero row); returns sx.
-RAGPP_NN_AVX512 inline float quantize_row_avx512(const float* x, std::size_t k, std::int8_t* q) noexcept {
+/// One row: q[p] = lrint(x[p] / sx) ^ flip, sx = max |x| / 127 (1 for a zero row); returns
+/// sx. flip 0x80 gives VNNI's unsigned bytes q + 128.
+RAGPP_NN_AVX512 inline float quantize_row_avx512(const float* x, std::size_t k, std::uint8_t* q,
+                                                 std::uint8_t flip) noexcept {
     __m512 mx = _mm512_setzero_ps();
     std::size_t p = 0;
     for (; p + 16 <= k; p += 16) mx = _mm512_max_ps(mx, _mm512_abs_ps(_mm512_loadu_ps(x + p)));
@@ -732,15 +734,20 @@ RAGPP_NN_AVX512 inline float quantize_row_avx512(const float* x, std::size_t k, 
     const float sx = m > 0 ? m / 127.0f : 1.0f;
     const __m512 s = _mm512_set1_ps(sx), y = _mm512_set1_ps(1.0f / sx);
     const bool mk = markstein_ok(m);
-    for (p = 0; p < k; p += 16) {
+    const __m128i fl = _mm_set1_epi8(static_cast<char>(flip));
+    for (p = 0; p + 16 <= k; p += 16) {
+        const __m512i v = _mm512_cvtps_epi32(div_rn512(_mm512_loadu_ps(x + p), s, y, mk));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + p), _mm_xor_si128(_mm512_cvtsepi32_epi8(v), fl));
+    }
+    if (p < k) {
         const __mmask16 t = tail_mask16(k - p);
         const __m512i v = _mm512_cvtps_epi32(div_rn512(_mm512_maskz_loadu_ps(t, x + p), s, y, mk));
-        _mm_mask_storeu_epi8(q + p, t, _mm512_cvtsepi32_epi8(v));
+        _mm_mask_storeu_epi8(q + p, t, _mm_xor_si128(_mm512_cvtsepi32_epi8(v), fl));
     }
     return sx;
 }
 
-RAGPP_NN_AVX2 inline float quantize_row_avx2(const float* x, std::size_t k, std::int8_t* q) noexcept {
+RAGPP_NN_AVX2 inline float quantize_row_avx2(const float* x, std::size_t k, std::uint8_t* q, std::uint8_t flip) noexcept {
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
     __m256 mx = _mm256_setzero_ps();
     std::size_t p = 0;
@@ -757,9 +764,9 @@ RAGPP_NN_AVX2 inline float quantize_row_avx2(const float* x, std::size_t k, std:
     for (p = 0; p + 8 <= k; p += 8) {
         _mm256_store_si256(reinterpret_cast<__m256i*>(tmp),
                            _mm256_cvtps_epi32(div_rn256(_mm256_loadu_ps(x + p), s, y, mk)));
-        for (std::size_t r = 0; r < 8; ++r) q[p + r] = static_cast<std::int8_t>(tmp[r]);
+        for (std::size_t r = 0; r < 8; ++r) q[p + r] = static_cast<std::uint8_t>(tmp[r] ^ flip);
     }
-    for (; p < k; ++p) q[p] = static_cast<std::int8_t>(std::lrint(x[p] / sx));
+    for (; p < k; ++p) q[p] = static_cast<std::uint8_t>(std::lrint(x[p] / sx) ^ flip);
     return sx;
 }
 
@@ -1305,11 +1312,8 @@ private:
                 for (std::size_t r = 0; r < mcur; ++r) {
                     const float* xr = x + (ic + r) * n_in_;
                     std::uint8_t* qr = qrows + r * k4;
-                    auto* qs = reinterpret_cast<std::int8_t*>(qr);
-                    sx[r] = wide ? impl::quantize_row_avx512(xr, n_in_, qs) : impl::quantize_row_avx2(xr, n_in_, qs);
-                    for (std::size_t p = n_in_; p < k4; ++p) qr[p] = 0;
-                    if (flip)
-                        for (std::size_t p = 0; p < k4; ++p) qr[p] = static_cast<std::uint8_t>(qr[p] ^ flip);
+                    sx[r] = wide ? impl::quantize_row_avx512(xr, n_in_, qr, flip) : impl::quantize_row_avx2(xr, n_in_, qr, flip);
+                    for (std::size_t p = n_in_; p < k4; ++p) qr[p] = flip;  // zero, shifted
                     if (row_scale) row_scale[ic + r] = sx[r];
                 }
                 for (std::size_t ir = 0; ir < mcur; ir += mr) {
