@@ -1087,26 +1087,32 @@ RAGPP_NN_AVX2 inline void layer_norm_avx2(float* x, std::size_t n, const float* 
     if (n == 0) return;
     __m256d s0 = _mm256_setzero_pd();
     std::size_t i = 0;
-    for (; i + 4 <= n; i += 4) s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+    // The tails count from 0 (i < n after a loop with constant n makes GCC 12 warn,
+    // falsely, -Waggressive-loop-optimizations).
+    const std::size_t full = n / 4 * 4, tail = n - full;
+    for (; i < full; i += 4) s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
     double sum = hsum256d(s0);
-    for (; i < n; ++i) sum += x[i];
+    for (std::size_t t = 0; t < tail; ++t) sum += x[full + t];
     const double mean = sum / static_cast<double>(n);
     const __m256d mv = _mm256_set1_pd(mean);
     __m256d v0 = _mm256_setzero_pd();
-    for (i = 0; i + 4 <= n; i += 4) {
+    for (i = 0; i < full; i += 4) {
         const __m256d d = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv);
         v0 = _mm256_fmadd_pd(d, d, v0);
     }
     double var = hsum256d(v0);
-    for (; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+    for (std::size_t t = 0; t < tail; ++t) var += (x[full + t] - mean) * (x[full + t] - mean);
     var /= static_cast<double>(n);
     const float invs = static_cast<float>(1.0 / std::sqrt(var + eps));
     const __m128 inv = _mm_set1_ps(invs);
-    for (i = 0; i + 4 <= n; i += 4) {
+    for (i = 0; i < full; i += 4) {
         const __m128 d = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv));
         _mm_storeu_ps(x + i, _mm_add_ps(_mm_mul_ps(_mm_mul_ps(d, inv), _mm_loadu_ps(gamma + i)), _mm_loadu_ps(beta + i)));
     }
-    for (; i < n; ++i) x[i] = static_cast<float>(x[i] - mean) * invs * gamma[i] + beta[i];
+    for (std::size_t t = 0; t < tail; ++t) {
+        const std::size_t j = full + t;
+        x[j] = static_cast<float>(x[j] - mean) * invs * gamma[j] + beta[j];
+    }
 }
 
 #undef RAGPP_NN_AVX512
