@@ -316,10 +316,11 @@ public:
     /// offsets[b] .. offsets[b+1] of `hidden` (hidden_size floats each). `offsets` gets
     /// batch.size() + 1 entries. Throws InvalidArgument for a token id outside the
     /// vocabulary, a type id outside type_vocab_size, a sequence longer than
-    /// max_tokens(), or type ids of another length than the ids.
+    /// max_tokens(), or type ids of another length than the ids, before any work
+    /// (`hidden` is then unchanged).
     void forward(std::span<const Input> batch, Workspace& ws, std::vector<float>& hidden, std::vector<std::size_t>& offsets) const {
         const TransformerConfig& c = config_;
-        const std::size_t H = config_.hidden_size;
+        const std::size_t H = c.hidden_size;
         offsets.assign(1, 0);
         for (std::size_t b = 0; b < batch.size(); ++b) {
             const Input& in = batch[b];
@@ -357,7 +358,6 @@ public:
             g0 = g1;
         }
     }
-
 
     /// BertPooler: tanh(W x + b) of one row (the first token's hidden state). Throws
     /// InvalidArgument when the model has no pooler.
@@ -397,7 +397,6 @@ private:
         const std::string old = name + (gamma ? ".gamma" : ".beta");
         return r.floats(!r.has(modern) && r.has(old) ? old : modern, {H});
     }
-    /// x <- LayerNorm(y + x) row by row (y is overwritten, then swapped in).
     /// The layers on one group of sequences: `off` points to the group's entries of the
     /// batch's offsets (rows off[0] .. off[n] of the batch); the last hidden states go to
     /// `out` (row off[0] of the batch at out[0]).
@@ -464,6 +463,7 @@ private:
     static constexpr std::size_t kGroupRows = 384;
     static constexpr std::size_t kFfnRows = 192;
 
+    /// x <- LayerNorm(y + x) row by row (y is overwritten, then swapped in).
     void add_norm(std::vector<float>& y, std::vector<float>& x, std::size_t m, const std::vector<float>& g,
                   const std::vector<float>& b) const {
         const std::size_t H = config_.hidden_size;
