@@ -2,14 +2,15 @@
 // by bench/torch_encoder_bench.py (a random MiniLM-L6-shaped BERT, SciFact passages cut
 // to exactly 128 tokens, torch's reference vectors of the first 16).
 //
-//   bench_transformer MODEL_DIR [--n 256] [--batch 32] [--runs 3] [--threads 1]
+//   bench_transformer MODEL_DIR [--n 256] [--batch 32] [--runs 3] [--threads 1] [--group-tokens 384]
 //
 // Prints one JSON line: texts per second (wall) and per CPU second, GFLOP/s (the
 // encoder's multiply-adds x 2 per text: 2 s (4H^2 + 2HI) + 4 s^2 H per layer), for
 // float32 and int8, and at one thread each stage's CPU ms per text (the layers' QKV
 // product, attention, ...: RAGPP_TRANSFORMER_STAGE_TIMES); the max abs difference of
 // the float32 vectors to torch's, the smallest int8-to-float32 cosine, and whether the
-// tokenizer reproduced the ids.
+// tokenizer reproduced the ids. --group-tokens: TransformerEmbedderOptions::group_tokens
+// (0: each batch as one group).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -45,16 +46,17 @@ Timing time_it(F&& f) {
 
 int main(int argc, char** argv) try {
     if (argc < 2) {
-        std::fprintf(stderr, "usage: bench_transformer MODEL_DIR [--n 256] [--batch 32] [--runs 3] [--threads 1]\n");
+        std::fprintf(stderr, "usage: bench_transformer MODEL_DIR [--n 256] [--batch 32] [--runs 3] [--threads 1] [--group-tokens 384]\n");
         return 2;
     }
     const std::string dir = argv[1];
-    std::size_t n = 256, batch = 32, runs = 3, threads = 1;
+    std::size_t n = 256, batch = 32, runs = 3, threads = 1, group_tokens = 384;
     for (int i = 2; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         const std::size_t v = std::stoul(argv[i + 1]);
         if (a == "--n") n = v;
         else if (a == "--batch") batch = v;
+        else if (a == "--group-tokens") group_tokens = v;
         else if (a == "--runs") runs = v;
         else if (a == "--threads") threads = v;
         else throw std::runtime_error("unknown option " + a);
@@ -70,6 +72,7 @@ int main(int argc, char** argv) try {
     ragpp::TransformerEmbedderOptions o;
     o.threads = threads;
     o.batch_size = batch;
+    o.group_tokens = group_tokens;
     o.prefixes = ragpp::RolePrefixes{};
     const auto t_load = std::chrono::steady_clock::now();
     const ragpp::TransformerEmbedder f32(dir, o);
@@ -116,7 +119,7 @@ int main(int argc, char** argv) try {
         min_cos = std::min(min_cos, static_cast<double>(vf.row(i).dot(vq.row(i)) / (vf.row(i).norm() * vq.row(i).norm())));
     const double dn = static_cast<double>(n);
     nlohmann::json line = {
-        {"model", dir}, {"n", n}, {"batch", batch}, {"runs", runs}, {"threads", threads}, {"seq", 128},
+        {"model", dir}, {"n", n}, {"batch", batch}, {"group_tokens", group_tokens}, {"runs", runs}, {"threads", threads}, {"seq", 128},
         {"gflop_per_text", std::round(gflop * 1e4) / 1e4}, {"load_s", load_s},
         {"f32_texts_per_s", dn / tf.wall}, {"f32_texts_per_cpu_s", dn / tf.cpu}, {"f32_gflop_per_s", dn * gflop / tf.wall},
         {"int8_texts_per_s", dn / tq.wall}, {"int8_texts_per_cpu_s", dn / tq.cpu}, {"int8_gflop_per_s", dn * gflop / tq.wall},

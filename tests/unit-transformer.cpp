@@ -347,8 +347,8 @@ TEST_CASE("transformer model: bad token ids, type ids and lengths are InvalidArg
 }
 
 TEST_CASE("transformer model: a batch run by groups of sequences gives each sequence's rows alone", "[transformer]") {
-    // forward() runs the sequences by groups of at most 384 rows (and the feed-forward
-    // product by blocks of 192): 16 sequences of 1 to 64 tokens (about 520 rows) make two
+    // forward() runs the sequences by groups of at most 384 rows by default (and the
+    // feed-forward product by blocks of 192): 16 sequences of 1 to 64 tokens (about 520 rows) make two
     // groups, and every row must equal the sequence's rows computed alone, to the bit.
     const fs::path dir = fixture("bert-mean");
     for (const auto q : {ragpp::TransformerQuantization::none, ragpp::TransformerQuantization::int8}) {
@@ -380,6 +380,14 @@ TEST_CASE("transformer model: a batch run by groups of sequences gives each sequ
             for (std::size_t i = 0; i < alone.size(); ++i) differ += alone[i] != h[off[b] * H + i];
         }
         CHECK(differ == 0);
+        // Other group sizes (0: the whole batch; 1: each sequence alone) give the same bits.
+        for (std::size_t gt : {std::size_t{0}, std::size_t{1}, std::size_t{100}}) {
+            const ragpp::TransformerModel other(dir, ragpp::TransformerModelOptions{q, ragpp::SafeTensors::Load::mmap, gt});
+            std::vector<float> h2;
+            other.forward(batch, ws, h2, off1);
+            INFO("group_tokens " << gt);
+            CHECK(h2 == h);
+        }
         // A bad id in the last sequence: nothing computed, `h` unchanged.
         const std::vector<float> before = h;
         seqs.back().back() = static_cast<ragpp::HfTokenizer::TokenId>(m.config().vocab_size);

@@ -224,6 +224,12 @@ struct TransformerModelOptions {
     TransformerQuantization quantize = TransformerQuantization::none;
     /// Memory-map model.safetensors (default) or read it into memory.
     SafeTensors::Load load = SafeTensors::Load::mmap;
+    /// forward() runs a batch's sequences by groups of at most this many tokens (a longer
+    /// sequence alone), each group through every layer while its activations are in the
+    /// core's caches; 0: the whole batch at once. The vectors do not depend on it (to the
+    /// bit); the speed does: 384 measured best on a Zen 4 core (1 MB L2) with MiniLM-L6
+    /// (docs/transformers.md, `bench_transformer --group-tokens`).
+    std::size_t group_tokens = 384;
 };
 
 /// The encoder: embeddings, layers and (when the file has one) the pooler. Immutable
@@ -348,12 +354,13 @@ public:
         }
         const std::size_t m = offsets.back();
         hidden.resize(m * H);
-        // The sequences by groups of at most kGroupRows rows (a longer sequence alone): a
-        // group goes through every layer while its activations stay in the core's caches,
-        // instead of the whole batch streaming through memory at each stage.
+        // The sequences by groups of at most options_.group_tokens rows (a longer sequence
+        // alone): a group goes through every layer while its activations stay in the
+        // core's caches, instead of the whole batch streaming through memory at each stage.
+        const std::size_t group = options_.group_tokens == 0 ? m : options_.group_tokens;
         for (std::size_t g0 = 0; g0 < batch.size();) {
             std::size_t g1 = g0 + 1;
-            while (g1 < batch.size() && offsets[g1 + 1] - offsets[g0] <= kGroupRows) ++g1;
+            while (g1 < batch.size() && offsets[g1 + 1] - offsets[g0] <= group) ++g1;
             forward_group(batch.subspan(g0, g1 - g0), offsets.data() + g0, ws, hidden.data() + offsets[g0] * H);
             g0 = g1;
         }
@@ -456,11 +463,9 @@ private:
         }
         std::copy(x.begin(), x.end(), out);
     }
-    // Rows of a group of sequences and of a feed-forward block: on MiniLM-L6 with 128-token
-    // texts, int8 gains 5% from groups of 384 rows (3 texts) against the whole batch, and
-    // again from FFN blocks of 192, float32 stays level; groups of 512 and 768 gained less
-    // (bench_transformer, docs/transformers.md).
-    static constexpr std::size_t kGroupRows = 384;
+    // Rows of a feed-forward block: the intermediate rows (192 x 1536 floats for MiniLM)
+    // are read back by the output product from the core's cache; on MiniLM-L6 with
+    // 128-token texts int8 gained 5% from it (docs/transformers.md).
     static constexpr std::size_t kFfnRows = 192;
 
     /// x <- LayerNorm(y + x) row by row (y is overwritten, then swapped in).
@@ -589,6 +594,8 @@ struct TransformerEmbedderOptions {
     /// the worker threads one at a time (a mutex serializes the calls).
     std::function<void(std::size_t, std::size_t)> progress;
     SafeTensors::Load load = SafeTensors::Load::mmap;
+    /// Tokens per group of a forward pass (TransformerModelOptions::group_tokens).
+    std::size_t group_tokens = 384;
 };
 
 class TransformerEmbedder {
@@ -632,7 +639,7 @@ public:
             if (!transformer) throw FormatError("'" + src + "': no Transformer module");
             if (!pooling_dir) throw UnsupportedError("'" + src + "': no Pooling module (token embeddings are not sentence vectors)");
         }
-        model_ = std::make_shared<const TransformerModel>(model_dir, TransformerModelOptions{options_.quantize, options_.load});
+        model_ = std::make_shared<const TransformerModel>(model_dir, TransformerModelOptions{options_.quantize, options_.load, options_.group_tokens});
         tokenizer_ = detail::load_tokenizer(model_dir, dir);
         const std::size_t H = model_->hidden_size();
         if (pooling_dir) pooling_ = PoolingConfig::from_file(*pooling_dir / "config.json", H);
