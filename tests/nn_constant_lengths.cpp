@@ -7,9 +7,10 @@
 // level, fails the build if one comes back.
 #include <ragpp/detail/nn.hpp>
 
-float ragpp_nn_constant_lengths(float* x, const float* gamma, const float* beta) {
+float ragpp_nn_constant_lengths(float* x, const float* r, const float* gamma, const float* beta) {
     namespace nn = ragpp::detail::nn;
     nn::layer_norm(x, 384, gamma, beta, 1e-12f);
+    nn::add_layer_norm(x, r, 384, gamma, beta, 1e-12f);
     nn::gelu_erf(x, 1536);
     nn::softmax(x, 128);
     nn::tanh_inplace(x, 384);

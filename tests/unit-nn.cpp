@@ -437,7 +437,7 @@ TEST_CASE("nn: element kernels equal the std:: functions within the stated toler
     }
 }
 
-TEST_CASE("nn: softmax and layer_norm equal double oracles on every ISA", "[nn][elementwise]") {
+TEST_CASE("nn: softmax, layer_norm and add_layer_norm equal double oracles on every ISA", "[nn][elementwise]") {
     std::mt19937 rng(11);
     std::uniform_int_distribution<std::size_t> len(1, 70);
     std::vector<std::size_t> lens{1, 2, 15, 16, 17, 128, 384, 512};
@@ -467,22 +467,38 @@ TEST_CASE("nn: softmax and layer_norm equal double oracles on every ISA", "[nn][
             CHECK(total == Approx(1.0).epsilon(1e-5));
 
             const auto gamma = randn(n, rng), beta = randn(n, rng);
-            auto y = randn(n, rng, 3.0f);
-            for (auto& v : y) v += 10.0f;  // an offset mean, as residual streams have
-            std::vector<float> l = y;
-            nn::layer_norm(l.data(), n, gamma.data(), beta.data(), 1e-12f, isa);
-            double mean = 0, var = 0;
-            for (float v : y) mean += v;
-            mean /= static_cast<double>(n);
-            for (float v : y) var += (v - mean) * (v - mean);
-            var /= static_cast<double>(n);
-            bad = 0;
-            for (std::size_t i = 0; i < n; ++i) {
-                const double z = (y[i] - mean) / std::sqrt(var + 1e-12);
-                const double ref = z * gamma[i] + beta[i];
-                if (!(std::fabs(l[i] - ref) <= 1e-6 * (std::fabs(z * gamma[i]) + std::fabs(beta[i])) + 1e-6)) ++bad;
+            // The oracle: two passes in double over the row y (the float sum of the
+            // residual and the product for add_layer_norm).
+            auto check_ln = [&](const std::vector<float>& y, const std::vector<float>& l) {
+                double mean = 0, var = 0;
+                for (float v : y) mean += v;
+                mean /= static_cast<double>(n);
+                for (float v : y) var += (v - mean) * (v - mean);
+                var /= static_cast<double>(n);
+                std::size_t wrong = 0;
+                for (std::size_t i = 0; i < n; ++i) {
+                    const double z = (y[i] - mean) / std::sqrt(var + 1e-12);
+                    const double ref = z * gamma[i] + beta[i];
+                    if (!(std::fabs(l[i] - ref) <= 1e-6 * (std::fabs(z * gamma[i]) + std::fabs(beta[i])) + 1e-6)) ++wrong;
+                }
+                return wrong;
+            };
+            // Offset means, as residual streams have (10), and a mean 1e6 times the spread,
+            // where a one-pass variance in double without the shift is off by percents.
+            for (float offset : {10.0f, 1e6f}) {
+                INFO("offset " << offset);
+                auto y = randn(n, rng, offset > 100 ? 1.0f : 3.0f);
+                for (auto& v : y) v += offset;
+                std::vector<float> l = y;
+                nn::layer_norm(l.data(), n, gamma.data(), beta.data(), 1e-12f, isa);
+                CHECK(check_ln(y, l) == 0);
+                // add_layer_norm: LN(y + r), the sum rounded to float first.
+                const auto r = randn(n, rng, 2.0f);
+                std::vector<float> in(n), a = y;
+                for (std::size_t i = 0; i < n; ++i) in[i] = y[i] + r[i];
+                nn::add_layer_norm(a.data(), r.data(), n, gamma.data(), beta.data(), 1e-12f, isa);
+                CHECK(check_ln(in, a) == 0);
             }
-            CHECK(bad == 0);
         }
     }
 }

@@ -1046,72 +1046,102 @@ RAGPP_NN_AVX2 inline void softmax_avx2(float* x, std::size_t n) noexcept {
     for (; i < n; ++i) x[i] *= inv;
 }
 
-/// Mean and variance in double, as the scalar version.
-RAGPP_NN_AVX512 inline void layer_norm_avx512(float* x, std::size_t n, const float* gamma, const float* beta,
-                                              float eps) noexcept {
+/// LayerNorm of one row, y <- LN(y + add) when `add` (the residual stream: the sum
+/// rounded to float first, as torch adds it), else y <- LN(y). Mean and variance in
+/// double, in one pass over the row: the sums of d = v - v[0] and of d^2 (shifted by the
+/// first value, so that no large mean cancels in the variance: var = E[d^2] - E[d]^2,
+/// each term exact in double to 2^-53 of E[d^2]); the scalar oracle takes two passes.
+/// Two chains a sum, four in all. In the encoder (`bench_transformer`'s add & LayerNorm
+/// stages, MiniLM-L6, 2026-12-06) 0.29 ms a 128-token text against 0.42 for the add, then
+/// the three passes of the earlier kernel.
+template <bool Add>
+RAGPP_NN_AVX512 inline void layer_norm_avx512(float* y, const float* add, std::size_t n, const float* gamma,
+                                              const float* beta, float eps) noexcept {
     if (n == 0) return;
-    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
-    for (std::size_t i = 0; i < n; i += 16) {
-        const __m512 v = _mm512_maskz_loadu_ps(tail_mask16(n - i), x + i);
-        s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
-        s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
-    }
-    const double mean = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1)) / static_cast<double>(n);
-    const __m512d mv = _mm512_set1_pd(mean);
-    __m512d v0 = _mm512_setzero_pd(), v1 = _mm512_setzero_pd();
+    const double first = static_cast<double>(Add ? y[0] + add[0] : y[0]);
+    const __m512d shift = _mm512_set1_pd(first);
+    __m512d s0 = _mm512_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
     for (std::size_t i = 0; i < n; i += 16) {
         const __mmask16 t = tail_mask16(n - i);
-        const __m512 v = _mm512_maskz_loadu_ps(t, x + i);
-        const __m512d d0 = _mm512_maskz_sub_pd(static_cast<__mmask8>(t & 0xFF), _mm512_cvtps_pd(_mm512_castps512_ps256(v)), mv);
+        __m512 v = _mm512_maskz_loadu_ps(t, y + i);
+        if constexpr (Add) {
+            v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(t, add + i));
+            _mm512_mask_storeu_ps(y + i, t, v);
+        }
+        const __m512d d0 = _mm512_maskz_sub_pd(static_cast<__mmask8>(t & 0xFF), _mm512_cvtps_pd(_mm512_castps512_ps256(v)), shift);
         const __m512d d1 = _mm512_maskz_sub_pd(static_cast<__mmask8>(t >> 8),
-            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), mv);
-        v0 = _mm512_fmadd_pd(d0, d0, v0);
-        v1 = _mm512_fmadd_pd(d1, d1, v1);
+            _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), shift);
+        s0 = _mm512_add_pd(s0, d0);
+        s1 = _mm512_add_pd(s1, d1);
+        q0 = _mm512_fmadd_pd(d0, d0, q0);
+        q1 = _mm512_fmadd_pd(d1, d1, q1);
     }
-    const double var = _mm512_reduce_add_pd(_mm512_add_pd(v0, v1)) / static_cast<double>(n);
+    const double dn = static_cast<double>(n);
+    const double ds = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1)) / dn;
+    const double var = std::max(0.0, _mm512_reduce_add_pd(_mm512_add_pd(q0, q1)) / dn - ds * ds);
+    const __m512d mv = _mm512_set1_pd(first + ds);
     const __m512 inv = _mm512_set1_ps(static_cast<float>(1.0 / std::sqrt(var + eps)));
     for (std::size_t i = 0; i < n; i += 16) {
         const __mmask16 t = tail_mask16(n - i);
-        const __m512 v = _mm512_maskz_loadu_ps(t, x + i);
+        const __m512 v = _mm512_maskz_loadu_ps(t, y + i);
         const __m256 lo = _mm512_cvtpd_ps(_mm512_sub_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), mv));
         const __m256 hi = _mm512_cvtpd_ps(
             _mm512_sub_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), mv));
         const __m512 d = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
-        const __m512 y = _mm512_mul_ps(_mm512_mul_ps(d, inv), _mm512_maskz_loadu_ps(t, gamma + i));
-        _mm512_mask_storeu_ps(x + i, t, _mm512_add_ps(y, _mm512_maskz_loadu_ps(t, beta + i)));
+        const __m512 r = _mm512_mul_ps(_mm512_mul_ps(d, inv), _mm512_maskz_loadu_ps(t, gamma + i));
+        _mm512_mask_storeu_ps(y + i, t, _mm512_add_ps(r, _mm512_maskz_loadu_ps(t, beta + i)));
     }
 }
 
-RAGPP_NN_AVX2 inline void layer_norm_avx2(float* x, std::size_t n, const float* gamma, const float* beta,
-                                          float eps) noexcept {
+/// The same on AVX2 (four doubles a vector, two chains a sum).
+template <bool Add>
+RAGPP_NN_AVX2 inline void layer_norm_avx2(float* y, const float* add, std::size_t n, const float* gamma,
+                                          const float* beta, float eps) noexcept {
     if (n == 0) return;
-    __m256d s0 = _mm256_setzero_pd();
-    std::size_t i = 0;
+    const double first = static_cast<double>(Add ? y[0] + add[0] : y[0]);
+    const __m256d shift = _mm256_set1_pd(first);
+    __m256d s0 = _mm256_setzero_pd(), s1 = s0, q0 = s0, q1 = s0;
     // The tails count from 0 (i < n after a loop with constant n makes GCC 12 warn,
     // falsely, -Waggressive-loop-optimizations).
-    const std::size_t full = n / 4 * 4, tail = n - full;
-    for (; i < full; i += 4) s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
-    double sum = hsum256d(s0);
-    for (std::size_t t = 0; t < tail; ++t) sum += x[full + t];
-    const double mean = sum / static_cast<double>(n);
-    const __m256d mv = _mm256_set1_pd(mean);
-    __m256d v0 = _mm256_setzero_pd();
-    for (i = 0; i < full; i += 4) {
-        const __m256d d = _mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv);
-        v0 = _mm256_fmadd_pd(d, d, v0);
+    const std::size_t full = n / 8 * 8, tail = n - full;
+    for (std::size_t i = 0; i < full; i += 8) {
+        __m256 v = _mm256_loadu_ps(y + i);
+        if constexpr (Add) {
+            v = _mm256_add_ps(v, _mm256_loadu_ps(add + i));
+            _mm256_storeu_ps(y + i, v);
+        }
+        const __m256d d0 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), shift);
+        const __m256d d1 = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), shift);
+        s0 = _mm256_add_pd(s0, d0);
+        s1 = _mm256_add_pd(s1, d1);
+        q0 = _mm256_fmadd_pd(d0, d0, q0);
+        q1 = _mm256_fmadd_pd(d1, d1, q1);
     }
-    double var = hsum256d(v0);
-    for (std::size_t t = 0; t < tail; ++t) var += (x[full + t] - mean) * (x[full + t] - mean);
-    var /= static_cast<double>(n);
+    double sum = hsum256d(_mm256_add_pd(s0, s1)), sq = hsum256d(_mm256_add_pd(q0, q1));
+    for (std::size_t t = 0; t < tail; ++t) {
+        const std::size_t j = full + t;
+        if constexpr (Add) y[j] += add[j];
+        const double d = static_cast<double>(y[j]) - first;
+        sum += d;
+        sq += d * d;
+    }
+    const double dn = static_cast<double>(n);
+    const double ds = sum / dn, mean = first + ds;
+    const double var = std::max(0.0, sq / dn - ds * ds);
     const float invs = static_cast<float>(1.0 / std::sqrt(var + eps));
-    const __m128 inv = _mm_set1_ps(invs);
-    for (i = 0; i < full; i += 4) {
-        const __m128 d = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(x + i)), mv));
-        _mm_storeu_ps(x + i, _mm_add_ps(_mm_mul_ps(_mm_mul_ps(d, inv), _mm_loadu_ps(gamma + i)), _mm_loadu_ps(beta + i)));
+    const __m256d mv = _mm256_set1_pd(mean);
+    const __m256 inv = _mm256_set1_ps(invs);
+    for (std::size_t i = 0; i < full; i += 8) {
+        const __m256 v = _mm256_loadu_ps(y + i);
+        const __m128 lo = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), mv));
+        const __m128 hi = _mm256_cvtpd_ps(_mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), mv));
+        const __m256 d = _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_mul_ps(_mm256_mul_ps(d, inv), _mm256_loadu_ps(gamma + i)),
+                                              _mm256_loadu_ps(beta + i)));
     }
     for (std::size_t t = 0; t < tail; ++t) {
         const std::size_t j = full + t;
-        x[j] = static_cast<float>(x[j] - mean) * invs * gamma[j] + beta[j];
+        y[j] = static_cast<float>(y[j] - mean) * invs * gamma[j] + beta[j];
     }
 }
 
@@ -1486,13 +1516,28 @@ inline void softmax(float* x, std::size_t n) { softmax(x, n, active_isa()); }
 inline void layer_norm(float* x, std::size_t n, const float* gamma, const float* beta, float eps, Isa isa) {
     isa = usable(isa);
 #if RAGPP_NN_X86
-    if (is_avx512(isa)) return impl::layer_norm_avx512(x, n, gamma, beta, eps);
-    if (is_avx2(isa)) return impl::layer_norm_avx2(x, n, gamma, beta, eps);
+    if (is_avx512(isa)) return impl::layer_norm_avx512<false>(x, nullptr, n, gamma, beta, eps);
+    if (is_avx2(isa)) return impl::layer_norm_avx2<false>(x, nullptr, n, gamma, beta, eps);
 #endif
     impl::layer_norm_scalar(x, n, gamma, beta, eps);
 }
 inline void layer_norm(float* x, std::size_t n, const float* gamma, const float* beta, float eps) {
     layer_norm(x, n, gamma, beta, eps, active_isa());
+}
+/// y <- layer_norm(y + x): the residual sum rounded to float (as torch adds it), then the
+/// LayerNorm, in one pass less over the row on the vector paths.
+inline void add_layer_norm(float* y, const float* x, std::size_t n, const float* gamma, const float* beta, float eps,
+                           Isa isa) {
+    isa = usable(isa);
+#if RAGPP_NN_X86
+    if (is_avx512(isa)) return impl::layer_norm_avx512<true>(y, x, n, gamma, beta, eps);
+    if (is_avx2(isa)) return impl::layer_norm_avx2<true>(y, x, n, gamma, beta, eps);
+#endif
+    for (std::size_t i = 0; i < n; ++i) y[i] += x[i];
+    impl::layer_norm_scalar(y, n, gamma, beta, eps);
+}
+inline void add_layer_norm(float* y, const float* x, std::size_t n, const float* gamma, const float* beta, float eps) {
+    add_layer_norm(y, x, n, gamma, beta, eps, active_isa());
 }
 
 inline void tanh_inplace(float* x, std::size_t n, Isa isa) {

@@ -472,8 +472,8 @@ private:
     void add_norm(std::vector<float>& y, std::vector<float>& x, std::size_t m, const std::vector<float>& g,
                   const std::vector<float>& b) const {
         const std::size_t H = config_.hidden_size;
-        for (std::size_t i = 0; i < m * H; ++i) y[i] += x[i];
-        for (std::size_t i = 0; i < m; ++i) detail::nn::layer_norm(y.data() + i * H, H, g.data(), b.data(), config_.layer_norm_eps);
+        for (std::size_t i = 0; i < m; ++i)
+            detail::nn::add_layer_norm(y.data() + i * H, x.data() + i * H, H, g.data(), b.data(), config_.layer_norm_eps);
         x.swap(y);
     }
 
