@@ -801,6 +801,9 @@ TEST_CASE("Hnsw: ties at the k-th place are broken by DocId, as the exact search
 TEST_CASE("AlignedVector: large arrays start on 2 MiB (huge page) boundaries, small ones on 64 bytes", "[hnsw][memory]") {
     using V = ragpp::detail::AlignedVector<float>;
     const std::size_t big = ragpp::detail::AlignedAllocator<float>::kHugeFrom / sizeof(float);
+    // From one huge page on: a MiniLM feed-forward matrix (1536 x 384 floats, 2.4 MB) is
+    // large, and so its packed weights are on huge pages where the kernel gives them.
+    CHECK(big <= std::size_t{1536} * 384);
     V small(1000, 1.5F), large(big, 2.5F);
     CHECK(reinterpret_cast<std::uintptr_t>(small.data()) % 64 == 0);
     CHECK(reinterpret_cast<std::uintptr_t>(large.data()) % (std::size_t{2} << 20) == 0);
