@@ -8,7 +8,8 @@
 // - LinearI8: the same layer, weights quantized per output channel to int8 at build
 //   time, activations quantized per row at each call (dynamic quantization).
 // - gemm_nt / gemm_nn: small general products for attention (row-major, leading dims).
-// - gelu_erf, softmax, layer_norm, tanh_inplace: row-wise element kernels.
+// - gelu_erf, softmax, layer_norm, add_layer_norm (the residual added in the same pass),
+//   tanh_inplace: row-wise element kernels.
 //
 // Every entry point has an overload taking an `Isa` (scalar, avx2, avx2_vnni, avx512,
 // avx512_vnni) so tests run each code path on one machine; the plain overloads use
