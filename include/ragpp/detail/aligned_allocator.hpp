@@ -8,9 +8,9 @@
 // pages nearly every such read also misses the TLB; a transformer encoder streams tens of
 // megabytes of packed weights per group of sequences (MiniLM-L6: 42 MB in float32, its
 // feed-forward matrices 2.4 MB each), and with them on huge pages its float32 encoding ran
-// about 3% faster (bench_transformer on a noisy 2-core EPYC, 2026-12-06, medians of 6
-// interleaved runs of scratch builds; the threshold was 8 MiB before, which left them on
-// 4 KiB pages).
+// 0.7% faster (bench_transformer built with the threshold at 8 MiB, which left them on
+// 4 KiB pages, and at 2 MiB: the median of 8 paired runs on a 2-core EPYC, 2026-12-06,
+// per pair 0.98 to 1.04, within the machine's noise).
 // Where the kernel's setting is "madvise" (the default of most distributions) only advised
 // memory gets huge pages; with "never" the advice is ignored. Only the whole 2 MiB pages
 // inside an array can be huge: its tail stays on 4 KiB pages. Smaller arrays are left to
