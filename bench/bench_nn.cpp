@@ -9,7 +9,7 @@
 // on the same shapes, in turns with ours. Its CPU detection may not know recent Xeons (it
 // picks a generic core here, 30 GFLOP/s): set OPENBLAS_CORETYPE=SkylakeX for its
 // AVX-512 kernels; the core it used is printed.
-// Usage: bench_nn [--isa scalar|avx2|avx2_vnni|avx512|avx512_vnni] [--runs R] [--quick] [--k-block K]
+// Usage: bench_nn [--isa scalar|avx2|avx2_vnni|avx512|avx512_vnni|amx] [--runs R] [--quick] [--k-block K]
 // --k-block K: the float32 GEMM's K block (default 0: this CPU's, 192 on Intel, 1536 on AMD).
 #include <ragpp/detail/nn.hpp>
 
@@ -117,6 +117,7 @@ __attribute__((target("avx512f,avx512vnni"))) __attribute__((noinline)) void vnn
 #undef RAGPP_ZMM_CLOBBERS
 #endif
 
+
 /// GFLOP/s of the FMA loop (median of `runs`), or 0 when the ISA is missing.
 double fma_peak(bool wide, std::size_t runs) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -137,6 +138,24 @@ double fma_peak(bool wide, std::size_t runs) {
 #endif
 }
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2,avx512vnni,amx-tile,amx-int8"))) __attribute__((noinline))
+void amx_loop(std::size_t iters) {
+    nn::impl::amx_begin();
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (std::size_t i = 0; i < iters; ++i) {
+        _tile_dpbusd(4, 0, 2);
+        _tile_dpbusd(5, 0, 3);
+        _tile_dpbusd(6, 1, 2);
+        _tile_dpbusd(7, 1, 3);
+    }
+    nn::impl::amx_end();
+}
+#endif
+
 /// GOP/s (2 ops per multiply-add) of the vpdpbusd loop (median of `runs`): the int8
 /// kernels' peak; 0 without AVX-512 VNNI.
 double vnni_peak(std::size_t runs) {
@@ -148,6 +167,25 @@ double vnni_peak(std::size_t runs) {
         const double t0 = thread_seconds();
         vnni_loop_avx512(iters);
         g.push_back(24.0 * 128 * static_cast<double>(iters) / (thread_seconds() - t0) * 1e-9);
+    }
+    return median(g);
+#else
+    (void)runs;
+    return 0;
+#endif
+}
+
+/// GOP/s of AMX-INT8's tdpbusd (median of `runs`): 4 independent 16 x 16 int32 tiles, each
+/// instruction 16 x 16 x 64 multiply-adds; 0 without AMX (or the OS's permission).
+double amx_peak(std::size_t runs) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
+    if (!nn::supported(nn::Isa::amx)) return 0;
+    const std::size_t iters = 2'000'000;
+    std::vector<double> g;
+    for (std::size_t r = 0; r < runs; ++r) {
+        const double t0 = thread_seconds();
+        amx_loop(iters);
+        g.push_back(4.0 * 2 * 16 * 16 * 64 * static_cast<double>(iters) / (thread_seconds() - t0) * 1e-9);
     }
     return median(g);
 #else
@@ -228,9 +266,10 @@ int main(int argc, char** argv) {
 #ifdef RAGPP_BENCH_OPENBLAS
     openblas_set_num_threads(1);
 #endif
-    const double peak512 = fma_peak(true, runs), peak256 = fma_peak(false, runs), peak_i8 = vnni_peak(runs);
-    std::printf(R"({"bench":"nn","kernel":"fma_peak","threads":1,"avx512_gflops":%.1f,"avx2_gflops":%.1f,"avx512_vnni_gops":%.1f})" "\n",
-                peak512, peak256, peak_i8);
+    const double peak512 = fma_peak(true, runs), peak256 = fma_peak(false, runs), peak_i8 = vnni_peak(runs),
+                 peak_amx = amx_peak(runs);
+    std::printf(R"({"bench":"nn","kernel":"fma_peak","threads":1,"avx512_gflops":%.1f,"avx2_gflops":%.1f,"avx512_vnni_gops":%.1f,"amx_int8_gops":%.1f})" "\n",
+                peak512, peak256, peak_i8, peak_amx);
     const double peak = nn::is_avx512(isa) ? peak512 : peak256;
 
     std::mt19937 rng(7);
@@ -273,8 +312,9 @@ int main(int argc, char** argv) {
                     openblas_get_corename(), s.m, s.n_in, s.n_out, gb.median, gb.best, gf.median / gb.median,
                     gi.median / gb.median);
 #endif
-        // Share of the int8 peak: the vpdpbusd loop's, when these kernels are VNNI's.
-        const double i8_peak = isa == nn::Isa::avx512_vnni ? peak_i8 : 0.0;
+        // Share of the int8 peak: the vpdpbusd loop's when these kernels are VNNI's, the
+        // tdpbusd loop's on AMX (n_in a multiple of 64: every shape here).
+        const double i8_peak = isa == nn::Isa::avx512_vnni ? peak_i8 : isa == nn::Isa::amx ? peak_amx : 0.0;
         std::printf(R"({"bench":"nn","kernel":"linear_i8","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gops":%.1f,"gops_best":%.1f,"speedup_vs_f32":%.2f,"fraction_of_peak":%.3f,"checksum":%.4f})" "\n",
                     std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gi.median, gi.best,
                     gi.median / gf.median, i8_peak > 0 ? gi.median / i8_peak : 0.0,

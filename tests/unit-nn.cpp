@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -308,6 +309,48 @@ TEST_CASE("nn: LinearI8 integer sums are exact and equal on every ISA", "[nn][in
             CHECK(y.back() == 12345.0f);
         }
     }
+}
+
+TEST_CASE("nn: LinearI8 on AMX tiles gives the VNNI kernel's numbers, bit for bit", "[nn][int8][amx]") {
+    if (!nn::supported(nn::Isa::amx)) {
+        WARN("this CPU (or OS) lacks AMX-INT8: the tile path is not tested here");
+        CHECK(nn::usable(nn::Isa::amx) != nn::Isa::amx);
+        return;
+    }
+    CHECK(nn::usable(nn::Isa::amx) == nn::Isa::amx);
+    if (std::getenv("RAGPP_SIMD") == nullptr) CHECK(nn::active_isa() == nn::Isa::amx);
+    std::mt19937 rng(4242);
+    std::size_t cases = 0;
+    // n_in a multiple of 64 takes the tiles (65: the VNNI kernel, under the same name);
+    // rows around the 16-row tiles, the 32-row blocks and the 192-row blocks; columns
+    // around the 16-column tiles and the 32-column panels.
+    for (std::size_t n_in : {64, 128, 384, 1536, 65})
+        for (std::size_t m : {1, 16, 17, 31, 32, 33, 191, 193, 400})
+            for (std::size_t n_out : {1, 17, 32, 45, 384}) {
+                const auto w = randn(n_out * n_in, rng, 0.1f), b = randn(n_out, rng), x = randn(m * n_in, rng);
+                const nn::LinearI8 lin(w.data(), n_out, n_in, b.data());
+                INFO("m=" << m << " n_in=" << n_in << " n_out=" << n_out);
+                std::vector<std::int32_t> acc_vnni(m * n_out, -1), acc_amx(m * n_out, -2);
+                std::vector<float> rs_vnni(m, -1.0f), rs_amx(m, -2.0f);
+                lin.forward_i32(x.data(), m, acc_vnni.data(), rs_vnni.data(), nn::Isa::avx512_vnni);
+                lin.forward_i32(x.data(), m, acc_amx.data(), rs_amx.data(), nn::Isa::amx);
+                CHECK(acc_amx == acc_vnni);
+                CHECK(rs_amx == rs_vnni);
+                for (bool gelu : {false, true}) {
+                    std::vector<float> y_vnni(m * n_out + 1, 7.0f), y_amx(m * n_out + 1, 7.0f);
+                    if (gelu) {
+                        lin.forward_gelu(x.data(), m, y_vnni.data(), nn::Isa::avx512_vnni);
+                        lin.forward_gelu(x.data(), m, y_amx.data(), nn::Isa::amx);
+                    } else {
+                        lin.forward(x.data(), m, y_vnni.data(), nn::Isa::avx512_vnni);
+                        lin.forward(x.data(), m, y_amx.data(), nn::Isa::amx);
+                    }
+                    CHECK(std::memcmp(y_amx.data(), y_vnni.data(), y_amx.size() * sizeof(float)) == 0);
+                    CHECK(y_amx.back() == 7.0f);
+                }
+                ++cases;
+            }
+    CHECK(cases == 5 * 9 * 5);
 }
 
 TEST_CASE("nn: LinearI8 rounds quotients next to half-integers as the scalar path does", "[nn][int8]") {

@@ -761,18 +761,25 @@ TEST_CASE("RAGPP_SIMD caps both kernel families alike (detail/cpu.hpp, read once
     const std::string cap = env ? env : "";
     const auto vector_isa = d::simd::kernels().isa;
     const auto nn_isa = d::nn::active_isa();
-    CHECK(d::simd_cap() == (cap == "scalar" ? d::SimdCap::scalar : cap == "avx2" ? d::SimdCap::avx2 : d::SimdCap::none));
+    CHECK(d::simd_cap() == (cap == "scalar"   ? d::SimdCap::scalar
+                            : cap == "avx2"   ? d::SimdCap::avx2
+                            : cap == "avx512" ? d::SimdCap::avx512
+                                              : d::SimdCap::none));
     if (cap == "scalar") {
         CHECK(vector_isa == d::simd::Isa::scalar);
         CHECK(nn_isa == d::nn::Isa::scalar);
     } else if (cap == "avx2") {
         CHECK(vector_isa != d::simd::Isa::avx512);
         CHECK_FALSE(d::nn::is_avx512(nn_isa));
+    } else if (cap == "avx512") {  // AVX-512 kept, AMX's tiles not
+        CHECK(nn_isa != d::nn::Isa::amx);
+        CHECK(d::nn::is_avx512(nn_isa) == d::nn::supported(d::nn::Isa::avx512));
     }
     // Without a cap, the best this CPU runs, by the same probe.
     const auto& f = d::cpu_features();
     if (cap.empty()) {
         CHECK((vector_isa == d::simd::Isa::avx512) == d::simd::supported(d::simd::Isa::avx512));
         CHECK(d::nn::is_avx512(nn_isa) == (f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx2 && f.fma));
+        CHECK((nn_isa == d::nn::Isa::amx) == d::nn::supported(d::nn::Isa::amx));
     }
 }

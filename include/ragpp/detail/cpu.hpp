@@ -1,6 +1,6 @@
 // ragpp detail: the one CPU probe of the library. What this CPU (and OS) can run, read
-// once, and the cap the environment variable RAGPP_SIMD puts on it (`scalar`, `avx2`;
-// `avx512` or unset: no cap), read once. The vector kernels (detail/simd.hpp) and the
+// once, and the cap the environment variable RAGPP_SIMD puts on it (`scalar`, `avx2`,
+// `avx512`: no AMX; unset: no cap), read once. The vector kernels (detail/simd.hpp) and the
 // transformer kernels (detail/nn.hpp) both choose their code path from these two.
 #pragma once
 
@@ -29,12 +29,16 @@ struct CpuFeatures {
     bool avx512vnni = false;
     bool avxvnni = false;  // VEX-encoded vpdpbusd (256-bit)
     bool amd = false;      // vendor "AuthenticAMD" (CPUID leaf 0): the GEMM's K blocking (detail/nn.hpp)
+    // AMX-TILE and AMX-INT8 in the CPU (CPUID.(EAX=7, ECX=0):EDX bits 24 and 25). The OS must
+    // also let the process use the tiles: detail/nn.hpp asks Linux for that (amx_permitted)
+    // only when a transformer kernel first wants them, not here.
+    bool amx_int8 = false;
 };
 
 /// This CPU's features, probed once (cpuid exits to the hypervisor in a virtual machine:
 /// too slow for every call of a kernel). __builtin_cpu_supports where every compiler we
 /// support knows the name; cpuid directly for F16C (CPUID.1:ECX bit 29, unknown to
-/// clang 14's builtin) and AVX-VNNI (CPUID.(EAX=7, ECX=1):EAX bit 4, Intel SDM vol. 2).
+/// clang 14's builtin), AVX-VNNI (CPUID.(EAX=7, ECX=1):EAX bit 4, Intel SDM vol. 2) and AMX.
 [[nodiscard]] inline const CpuFeatures& cpu_features() noexcept {
     static const CpuFeatures features = [] {
         CpuFeatures f;
@@ -51,6 +55,8 @@ struct CpuFeatures {
         a = b = c = d = 0;
         f.avxvnni = __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1U << 4)) != 0;
         a = b = c = d = 0;
+        f.amx_int8 = __get_cpuid_count(7, 0, &a, &b, &c, &d) != 0 && (d & (1U << 24)) != 0 && (d & (1U << 25)) != 0;
+        a = b = c = d = 0;
         // The vendor string is EBX, EDX, ECX of leaf 0: "Auth" "enti" "cAMD".
         f.amd = __get_cpuid(0, &a, &b, &c, &d) != 0 && b == 0x68747541U && d == 0x69746E65U && c == 0x444D4163U;
 #endif
@@ -59,9 +65,10 @@ struct CpuFeatures {
     return features;
 }
 
-/// What RAGPP_SIMD allows: every path (unset, `avx512`, anything else), AVX2 at most
-/// (`avx2`), or the scalar path only (`scalar`). For tests and benchmarks.
-enum class SimdCap { none, avx2, scalar };
+/// What RAGPP_SIMD allows: every path (unset, anything else), AVX-512 at most (`avx512`:
+/// no AMX tiles), AVX2 at most (`avx2`), or the scalar path only (`scalar`). For tests,
+/// benchmarks, and tools that do not know AMX (valgrind).
+enum class SimdCap { none, avx512, avx2, scalar };
 
 /// RAGPP_SIMD, read once.
 [[nodiscard]] inline SimdCap simd_cap() noexcept {
@@ -69,7 +76,10 @@ enum class SimdCap { none, avx2, scalar };
         const char* value = std::getenv("RAGPP_SIMD");
         if (value == nullptr) return SimdCap::none;
         const std::string_view v(value);
-        return v == "scalar" ? SimdCap::scalar : v == "avx2" ? SimdCap::avx2 : SimdCap::none;
+        return v == "scalar" ? SimdCap::scalar
+               : v == "avx2" ? SimdCap::avx2
+               : v == "avx512" ? SimdCap::avx512
+                               : SimdCap::none;
     }();
     return cap;
 }

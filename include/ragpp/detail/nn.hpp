@@ -12,7 +12,7 @@
 //   tanh_inplace: row-wise element kernels.
 //
 // Every entry point has an overload taking an `Isa` (scalar, avx2, avx2_vnni, avx512,
-// avx512_vnni) so tests run each code path on one machine; the plain overloads use
+// avx512_vnni, amx) so tests run each code path on one machine; the plain overloads use
 // active_isa(): the best this CPU runs, capped by the environment variable RAGPP_SIMD
 // (`scalar`, `avx2`, `avx512`), as detail/simd.hpp does. An Isa the CPU lacks falls
 // back to the best one below it that it has.
@@ -37,7 +37,12 @@
 // the column sums precomputed at build time. Without VNNI (AVX2): vpmaddubsw on |q| and
 // sign(q) * w, whose pairwise int16 sums are at most 2 * 127 * 127 = 32,258 < 32,767,
 // so they never saturate, then vpmaddwd with ones to int32 (AVX-512 CPUs without VNNI
-// use this AVX2 kernel for int8). All int32 sums are exact
+// use this AVX2 kernel for int8). With AMX-INT8 (Isa::amx) and n_in a multiple of 64 the
+// same layout feeds the tiles: each 128-byte quad row of a panel is two B tile rows of 16
+// columns (tileloadd with a stride of 128 bytes), the quantized activation rows are the A
+// tiles as they are (stride n_in), and tdpbusd (unsigned by signed bytes, like vpdpbusd)
+// makes 32 x 32 int32 blocks in four tiles, which the VNNI kernel's epilogue finishes.
+// All int32 sums are exact
 // (|sum| <= 127 * 127 * n_in, < 2^31 for n_in <= 133,000), so every ISA gives the
 // same integers as the scalar path.
 #pragma once
@@ -60,16 +65,24 @@
 
 #define RAGPP_NN_X86 RAGPP_X86_DISPATCH
 
+#if RAGPP_NN_X86 && defined(__linux__)
+#include <sys/syscall.h>  // SYS_arch_prctl: the AMX tile state (amx_permitted)
+#include <unistd.h>
+#endif
+
 namespace ragpp::detail::nn {
 
 // --- ISA selection ---------------------------------------------------------------------
 
 /// The code paths. avx2 = AVX2 + FMA; avx2_vnni adds AVX-VNNI (256-bit vpdpbusd);
-/// avx512 = AVX-512 F/BW/VL; avx512_vnni adds AVX512-VNNI. Float kernels only use the
-/// avx2 / avx512 part; int8 kernels use the VNNI variants where named.
-enum class Isa { scalar, avx2, avx2_vnni, avx512, avx512_vnni };
+/// avx512 = AVX-512 F/BW/VL; avx512_vnni adds AVX512-VNNI; amx adds AMX-INT8 (Sapphire
+/// Rapids and later): LinearI8's products on tiles where n_in is a multiple of 64, every
+/// other kernel as avx512_vnni (the int32 sums are exact either way: the same floats).
+/// Float kernels only use the avx2 / avx512 part; int8 kernels use the VNNI (AMX)
+/// variants where named.
+enum class Isa { scalar, avx2, avx2_vnni, avx512, avx512_vnni, amx };
 
-inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::avx512, Isa::avx512_vnni};
+inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::avx512, Isa::avx512_vnni, Isa::amx};
 
 [[nodiscard]] constexpr std::string_view isa_name(Isa isa) noexcept {
     switch (isa) {
@@ -77,8 +90,25 @@ inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::
         case Isa::avx2_vnni: return "avx2_vnni";
         case Isa::avx512: return "avx512";
         case Isa::avx512_vnni: return "avx512_vnni";
+        case Isa::amx: return "amx";
         default: return "scalar";
     }
+}
+
+/// Whether the OS lets this process use the AMX tiles: on Linux (5.16 and later) a process
+/// must ask for the tile state once (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA),
+/// after which its signal frames carry 8 KB more. Asked here, once, the first time an AMX
+/// path is considered (the transformer kernels' first call: never by a process that only
+/// uses BM25 or vectors), and only on a CPU that has AMX-INT8. Refused, or another OS:
+/// false, and the VNNI kernels run.
+[[nodiscard]] inline bool amx_permitted() noexcept {
+#if RAGPP_NN_X86 && defined(__linux__) && defined(SYS_arch_prctl)
+    static const bool ok = cpu_features().amx_int8 && syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+                                                              18 /* XFEATURE_XTILEDATA */) == 0;
+    return ok;
+#else
+    return false;
+#endif
 }
 
 /// Whether this CPU (and OS) can run `isa` (detail/cpu.hpp's probe, made once).
@@ -92,6 +122,7 @@ inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::
         case Isa::avx2_vnni: return avx2 && f.avxvnni;
         case Isa::avx512: return avx512;
         case Isa::avx512_vnni: return avx512 && f.avx512vnni;
+        case Isa::amx: return avx512 && f.avx512vnni && f.amx_int8 && amx_permitted();
     }
     return false;
 }
@@ -101,6 +132,7 @@ inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::
     for (;;) {
         if (supported(isa)) return isa;
         switch (isa) {
+            case Isa::amx: isa = Isa::avx512_vnni; break;
             case Isa::avx512_vnni: isa = Isa::avx512; break;
             case Isa::avx512: isa = Isa::avx2_vnni; break;
             case Isa::avx2_vnni: isa = Isa::avx2; break;
@@ -115,13 +147,16 @@ inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::
         switch (simd_cap()) {
             case SimdCap::scalar: return Isa::scalar;
             case SimdCap::avx2: return usable(Isa::avx2_vnni);
-            default: return usable(Isa::avx512_vnni);
+            case SimdCap::avx512: return usable(Isa::avx512_vnni);
+            default: return usable(Isa::amx);
         }
     }();
     return chosen;
 }
 
-[[nodiscard]] constexpr bool is_avx512(Isa isa) noexcept { return isa == Isa::avx512 || isa == Isa::avx512_vnni; }
+[[nodiscard]] constexpr bool is_avx512(Isa isa) noexcept {
+    return isa == Isa::avx512 || isa == Isa::avx512_vnni || isa == Isa::amx;
+}
 [[nodiscard]] constexpr bool is_avx2(Isa isa) noexcept { return isa == Isa::avx2 || isa == Isa::avx2_vnni; }
 
 // --- aligned storage: AlignedAllocator, AlignedVector (detail/aligned_allocator.hpp) ----
@@ -596,6 +631,62 @@ RAGPP_NN_AVX2 inline void i8_store8(__m256i s, std::size_t i, std::size_t col, _
     if (e.gelu) v = gelu256(v);
     _mm256_maskstore_ps(e.y + i * ldc + col, m, v);
 }
+
+#if defined(__linux__)
+#define RAGPP_NN_AMX \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2,avx512vnni,amx-tile,amx-int8")))
+
+/// The tile configuration (Intel SDM vol. 1, 18.2: palette 1; every tile 16 rows x 64 bytes).
+struct alignas(64) AmxConfig {
+    std::uint8_t palette = 1, start_row = 0;
+    std::uint8_t reserved[14] = {};
+    std::uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+    std::uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+RAGPP_NN_AMX inline void amx_begin() noexcept {
+    static const AmxConfig config;
+    _tile_loadconfig(&config);
+}
+RAGPP_NN_AMX inline void amx_end() noexcept { _tile_release(); }
+
+/// AMX-INT8 (between amx_begin and amx_end): c[32 x 32] = the int32 sums of rows [0, 32)
+/// of A (unsigned bytes, `lda` bytes apart, 4 * kq of them, kq a multiple of 16) by the
+/// 32 columns of the B panel bp (kq quad rows of 128 bytes). Tiles 0-1: A, rows 0-15 and
+/// 16-31; 2-3: B, columns 0-15 and 16-31; 4-7: C.
+RAGPP_NN_AMX inline void amx_block32(const std::uint8_t* a, std::size_t lda, const std::int8_t* bp, std::size_t kq,
+                                     std::int32_t* c) noexcept {
+    _tile_zero(4);
+    _tile_zero(5);
+    _tile_zero(6);
+    _tile_zero(7);
+    for (std::size_t q = 0; q < kq; q += 16) {
+        _tile_loadd(0, a + q * 4, lda);
+        _tile_loadd(1, a + 16 * lda + q * 4, lda);
+        _tile_loadd(2, bp + q * 128, 128);
+        _tile_loadd(3, bp + q * 128 + 64, 128);
+        _tile_dpbusd(4, 0, 2);
+        _tile_dpbusd(5, 0, 3);
+        _tile_dpbusd(6, 1, 2);
+        _tile_dpbusd(7, 1, 3);
+    }
+    _tile_stored(4, c, 128);
+    _tile_stored(5, c + 16, 128);
+    _tile_stored(6, c + 16 * 32, 128);
+    _tile_stored(7, c + 16 * 32 + 16, 128);
+}
+
+/// The VNNI epilogue on a 32 x 32 block of sums (rows [0, mr), columns [0, nr)).
+RAGPP_NN_AMX inline void amx_finish32(const std::int32_t* c, std::size_t ldc, std::size_t mr, std::size_t nr,
+                                      const I8Epilogue& e) noexcept {
+    const __m512i cs0 = _mm512_loadu_si512(e.csum), cs1 = _mm512_loadu_si512(e.csum + 16);
+    const __mmask16 m0 = tail_mask16(nr), m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
+    for (std::size_t i = 0; i < mr; ++i) {
+        i8_store16(_mm512_sub_epi32(_mm512_load_si512(c + i * 32), cs0), i, 0, m0, ldc, e);
+        if (m1) i8_store16(_mm512_sub_epi32(_mm512_load_si512(c + i * 32 + 16), cs1), i, 16, m1, ldc, e);
+    }
+}
+#endif
 
 inline constexpr std::size_t kMRvnni256 = 6;
 
@@ -1318,6 +1409,13 @@ private:
         isa = usable(isa);
         const std::size_t k4 = kq_ * 4;
 #if RAGPP_NN_X86
+#if defined(__linux__)
+        if (isa == Isa::amx && n_in_ % 64 == 0) {
+            run_amx(x, m, y, yi, row_scale, gelu);
+            return;
+        }
+#endif
+        if (isa == Isa::amx) isa = Isa::avx512_vnni;
         if (isa != Isa::scalar) {
             impl::I8Kernel kernel = &impl::kernel_i8_avx2;
             std::size_t mr = impl::kMRi8avx2, width = 16;
@@ -1403,6 +1501,47 @@ private:
             }
         }
     }
+
+#if RAGPP_NN_X86 && defined(__linux__)
+    /// Isa::amx (n_in a multiple of 64): blocks of 192 rows quantized (shifted, as for
+    /// VNNI) into rows of n_in bytes, the A tiles; each B panel then runs down the block by
+    /// 32 rows, a 32 x 32 block of sums at a time, finished by the VNNI epilogue.
+    void run_amx(const float* x, std::size_t m, float* y, std::int32_t* yi, float* row_scale, bool gelu) const {
+        constexpr std::size_t MC = impl::kMCi8;  // a multiple of 32
+        const std::size_t k4 = kq_ * 4;
+        const std::size_t mc_max = std::min(MC, (m + 31) / 32 * 32);
+        std::uint8_t* qrows = impl::scratch<std::uint8_t, 2>(mc_max * k4);
+        float* sx = impl::scratch<float, 3>(mc_max);
+        std::int32_t* sums = impl::scratch<std::int32_t, 4>(32 * 32);
+        impl::amx_begin();
+        for (std::size_t ic = 0; ic < m; ic += MC) {
+            const std::size_t mcur = std::min(MC, m - ic), mpad = (mcur + 31) / 32 * 32;
+            for (std::size_t r = 0; r < mcur; ++r) {
+                sx[r] = impl::quantize_row_avx512(x + (ic + r) * n_in_, n_in_, qrows + r * k4, 0x80);
+                if (row_scale) row_scale[ic + r] = sx[r];
+            }
+            // The tiles read whole blocks of 32 rows: the rows past the end are zeros.
+            std::memset(qrows + mcur * k4, 0, (mpad - mcur) * k4);
+            for (std::size_t col = 0; col < n_out_; col += impl::kNR) {
+                const std::int8_t* bp = w_.data() + (col / impl::kNR) * kq_ * 128;
+                impl::I8Epilogue e;
+                e.csum = csum_.data() + col;
+                e.scale = scale_.data() + col;
+                e.bias = b_.data() + col;
+                e.gelu = gelu;
+                const std::size_t nr = std::min(impl::kNR, n_out_ - col);
+                for (std::size_t ir = 0; ir < mcur; ir += 32) {
+                    impl::amx_block32(qrows + ir * k4, k4, bp, kq_, sums);
+                    e.sx = sx + ir;
+                    e.y = y ? y + (ic + ir) * n_out_ + col : nullptr;
+                    e.yi = yi ? yi + (ic + ir) * n_out_ + col : nullptr;
+                    impl::amx_finish32(sums, n_out_, std::min<std::size_t>(32, mcur - ir), nr, e);
+                }
+            }
+        }
+        impl::amx_end();
+    }
+#endif
 
     std::size_t n_out_ = 0, n_in_ = 0, kq_ = 0;
     AlignedVector<std::int8_t> w_;    // panels of 32 columns x kq_ quads of 4 k: [panel][q][col][4]
