@@ -68,7 +68,7 @@ void declare_embedder_options(ArgParser& p) {
         .option("passage-prefix", "TEXT", "prepended to passages before embedding; E5 models need \"passage: \"", "")
         .flag("e5", "the E5 prefixes: --query-prefix 'query: ' --passage-prefix 'passage: '")
         .option("quantize", "none|int8",
-                "transformer embedders: linear layers in float32 (none) or dynamic int8 (about 2x faster, cosine >= 0.99)",
+                "transformer embedders: linear layers in float32 (none) or dynamic int8 (about 2.8x faster, 4.7x on CPUs with AMX; cosine >= 0.99)",
                 "none");
 }
 
