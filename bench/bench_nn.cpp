@@ -117,21 +117,26 @@ __attribute__((target("avx512f,avx512vnni"))) __attribute__((noinline)) void vnn
 #undef RAGPP_ZMM_CLOBBERS
 #endif
 
-
-/// GFLOP/s of the FMA loop (median of `runs`), or 0 when the ISA is missing.
-double fma_peak(bool wide, std::size_t runs) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    if (!nn::supported(wide ? nn::Isa::avx512 : nn::Isa::avx2)) return 0;
-    const std::size_t iters = 10'000'000;
+/// G operations a second of `loop(iters)` doing `ops_per_iter` each (median of `runs`
+/// timings of this thread's CPU time): the peaks below.
+double loop_rate(std::size_t runs, std::size_t iters, double ops_per_iter, void (*loop)(std::size_t)) {
     std::vector<double> g;
     for (std::size_t r = 0; r < runs; ++r) {
         const double t0 = thread_seconds();
-        if (wide) fma_loop_avx512(iters);
-        else fma_loop_avx2(iters);
-        const double s = thread_seconds() - t0;
-        g.push_back((wide ? 24.0 * 32 : 12.0 * 16) * static_cast<double>(iters) / s * 1e-9);
+        loop(iters);
+        g.push_back(ops_per_iter * static_cast<double>(iters) / (thread_seconds() - t0) * 1e-9);
     }
     return median(g);
+}
+#endif
+
+/// GFLOP/s of the FMA loop, or 0 when the ISA is missing.
+double fma_peak(bool wide, std::size_t runs) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    if (!nn::supported(wide ? nn::Isa::avx512 : nn::Isa::avx2)) return 0;
+    return wide ? loop_rate(runs, 10'000'000, 24.0 * 32, &fma_loop_avx512)
+                : loop_rate(runs, 10'000'000, 12.0 * 16, &fma_loop_avx2);
 #else
     (void)wide, (void)runs;
     return 0;
@@ -156,38 +161,24 @@ void amx_loop(std::size_t iters) {
 }
 #endif
 
-/// GOP/s (2 ops per multiply-add) of the vpdpbusd loop (median of `runs`): the int8
-/// kernels' peak; 0 without AVX-512 VNNI.
+/// GOP/s (2 ops per multiply-add) of the vpdpbusd loop: the int8 kernels' peak; 0
+/// without AVX-512 VNNI.
 double vnni_peak(std::size_t runs) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     if (!nn::supported(nn::Isa::avx512_vnni)) return 0;
-    const std::size_t iters = 10'000'000;
-    std::vector<double> g;
-    for (std::size_t r = 0; r < runs; ++r) {
-        const double t0 = thread_seconds();
-        vnni_loop_avx512(iters);
-        g.push_back(24.0 * 128 * static_cast<double>(iters) / (thread_seconds() - t0) * 1e-9);
-    }
-    return median(g);
+    return loop_rate(runs, 10'000'000, 24.0 * 128, &vnni_loop_avx512);
 #else
     (void)runs;
     return 0;
 #endif
 }
 
-/// GOP/s of AMX-INT8's tdpbusd (median of `runs`): 4 independent 16 x 16 int32 tiles, each
-/// instruction 16 x 16 x 64 multiply-adds; 0 without AMX (or the OS's permission).
+/// GOP/s of AMX-INT8's tdpbusd: 4 independent 16 x 16 int32 tiles, each instruction
+/// 16 x 16 x 64 multiply-adds; 0 without AMX (or the OS's permission).
 double amx_peak(std::size_t runs) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
     if (!nn::supported(nn::Isa::amx)) return 0;
-    const std::size_t iters = 2'000'000;
-    std::vector<double> g;
-    for (std::size_t r = 0; r < runs; ++r) {
-        const double t0 = thread_seconds();
-        amx_loop(iters);
-        g.push_back(4.0 * 2 * 16 * 16 * 64 * static_cast<double>(iters) / (thread_seconds() - t0) * 1e-9);
-    }
-    return median(g);
+    return loop_rate(runs, 2'000'000, 4.0 * 2 * 16 * 16 * 64, &amx_loop);
 #else
     (void)runs;
     return 0;

@@ -320,7 +320,6 @@ TEST_CASE("nn: LinearI8 on AMX tiles gives the VNNI kernel's numbers, bit for bi
     CHECK(nn::usable(nn::Isa::amx) == nn::Isa::amx);
     if (std::getenv("RAGPP_SIMD") == nullptr) CHECK(nn::active_isa() == nn::Isa::amx);
     std::mt19937 rng(4242);
-    std::size_t cases = 0;
     // n_in a multiple of 64 takes the tiles (65: the VNNI kernel, under the same name);
     // rows around the 16-row tiles, the 32-row blocks and the 192-row blocks; columns
     // around the 16-column tiles and the 32-column panels.
@@ -348,9 +347,7 @@ TEST_CASE("nn: LinearI8 on AMX tiles gives the VNNI kernel's numbers, bit for bi
                     CHECK(std::memcmp(y_amx.data(), y_vnni.data(), y_amx.size() * sizeof(float)) == 0);
                     CHECK(y_amx.back() == 7.0f);
                 }
-                ++cases;
             }
-    CHECK(cases == 5 * 9 * 5);
 }
 
 TEST_CASE("nn: LinearI8 rounds quotients next to half-integers as the scalar path does", "[nn][int8]") {

@@ -122,7 +122,7 @@ inline constexpr Isa all_isas[] = {Isa::scalar, Isa::avx2, Isa::avx2_vnni, Isa::
         case Isa::avx2_vnni: return avx2 && f.avxvnni;
         case Isa::avx512: return avx512;
         case Isa::avx512_vnni: return avx512 && f.avx512vnni;
-        case Isa::amx: return avx512 && f.avx512vnni && f.amx_int8 && amx_permitted();
+        case Isa::amx: return avx512 && f.avx512vnni && amx_permitted();  // amx_permitted: the CPU's AMX too
     }
     return false;
 }
