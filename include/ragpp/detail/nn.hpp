@@ -233,6 +233,31 @@ using F32Kernel = void (*)(const float* ap, const float* bp, std::size_t kc, flo
                            std::size_t mr, std::size_t nr, const Epilogue& e) noexcept;
 using PackA = void (*)(std::size_t mr, std::size_t kc, const float* a, std::size_t lda, float* out) noexcept;
 
+/// The packed weights that the next run of kernel calls reads, asked into L2 a slice
+/// before each call of the current run (`calls` of them): the drivers read a model's
+/// weights once per block of rows, from L3 or memory (7 MB a MiniLM layer), and with the
+/// hardware prefetcher alone the first micro-panel of rows on each weight panel waited for
+/// them (15% of the float32 encoder's time on a Sapphire Rapids core). Runs of fewer than
+/// kMinCalls calls (a short query: a few rows) are left to the hardware prefetcher: there
+/// the slices are bursts of hundreds of lines, which stalled the loads of the kernel call
+/// after them (4 rows: 27 GFLOP/s against 39 without; 16 rows level; 48 rows 130 against
+/// 104, on the Sapphire Rapids core, cold MiniLM weights). `next` null: none.
+class PanelPrefetch {
+public:
+    static constexpr std::size_t kMinCalls = 4;
+    PanelPrefetch(const void* next, std::size_t bytes, std::size_t calls) noexcept
+        : p_(static_cast<const char*>(next)), lines_(next && calls >= kMinCalls ? (bytes + 63) / 64 : 0),
+          per_call_((lines_ + calls - 1) / std::max<std::size_t>(calls, 1)) {}
+    void step() noexcept {
+        for (const std::size_t end = std::min(lines_, done_ + per_call_); done_ < end; ++done_)
+            __builtin_prefetch(p_ + done_ * 64, 0, 2);  // prefetcht1 on x86
+    }
+
+private:
+    const char* p_;
+    std::size_t lines_, per_call_, done_ = 0;
+};
+
 /// The blocked driver: C[m, n] (op) A[m, k] * Bpacked (panels of kNR columns, each with
 /// `kpanel` rows of which [0, k) are used). `width` is the micro-kernel's column count
 /// (32, or 16 = half a panel), MR its row count. bias: n floats padded to the panels,
@@ -275,11 +300,21 @@ inline void gemm_driver(std::size_t m, std::size_t n, std::size_t k, float alpha
                 e.alpha = alpha;
                 e.beta = beta;
                 e.bias = bias && pc == 0 ? bias + col : nullptr;
+                const bool last_k = pc + kc >= k;
                 e.accumulate = pc != 0;
-                e.gelu = gelu && pc + kc >= k;
-                for (std::size_t ir = 0; ir < mcur; ir += MR)
+                e.gelu = gelu && last_k;
+                // Next: this strip's next K block, else the next strip's first, else the
+                // first of the next row block.
+                const std::size_t ncol = last_k ? (col + width < n ? col + width : 0) : col;
+                const std::size_t npc = last_k ? 0 : pc + kc;
+                const bool has_next = !last_k || col + width < n || ic + MC < m;
+                PanelPrefetch pf(has_next ? bp + (ncol / kNR) * kpanel * kNR + npc * kNR : nullptr,
+                                 std::min(KC, k - npc) * kNR * sizeof(float), (mcur + MR - 1) / MR);
+                for (std::size_t ir = 0; ir < mcur; ir += MR) {
+                    pf.step();
                     kernel(abuf + pc * mpad + ir * kc, bpp, kc, c + (ic + ir) * ldc + col, ldc,
                            std::min(MR, mcur - ir), nr, e);
+                }
             }
         }
     }
@@ -425,11 +460,16 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
     const __m512 bias0 = e.bias ? _mm512_maskz_loadu_ps(m0, e.bias) : _mm512_setzero_ps();
     const __m512 bias1 = e.bias ? _mm512_maskz_loadu_ps(m1, e.bias + 16) : _mm512_setzero_ps();
     __m512 mx0 = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), mx1 = mx0;
+    const bool scaled = e.row_scale != nullptr || e.alpha != 1.0f;  // x * 1 is x: the linear layers skip it
     for (std::size_t i = 0; i < MR; ++i) {
         if (i >= mr) break;
         float* ci = c + i * ldc;
-        const __m512 scale = e.row_scale ? _mm512_set1_ps(e.row_scale[i]) : alpha;
-        __m512 v0 = _mm512_mul_ps(acc[i][0], scale), v1 = _mm512_mul_ps(acc[i][1], scale);
+        __m512 v0 = acc[i][0], v1 = acc[i][1];
+        if (scaled) {
+            const __m512 scale = e.row_scale ? _mm512_set1_ps(e.row_scale[i]) : alpha;
+            v0 = _mm512_mul_ps(v0, scale);
+            v1 = _mm512_mul_ps(v1, scale);
+        }
         if (e.accumulate) {
             v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, ci));
             v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, ci + 16));
@@ -1257,11 +1297,14 @@ namespace impl {
 // K is not blocked up to 1536 (kKCwide): the B micro-panel streams from L2 and each C
 // tile is written once; on an EPYC (2026-12-06, `bench_nn --k-block 192` and `1536`, the
 // three MiniLM shapes at 4096 rows, two runs each) 101-110 against 99-106 GFLOP/s.
-// Blocks of MC = 96 rows (8 micro-panels; all of their K packed, 144 KB at K = 384,
-// 576 KB at 1536, in L2) sweep all of N, each B micro-panel serving the 8 in turn.
-// MC = 48 / 192 / 384 and N blocking measured within 5% (the noise of a shared machine);
-// 48 / 144 / 192 within 1% on the EPYC (one-off builds with the constant changed).
-inline constexpr std::size_t kKC = 192, kKCwide = 1536, kMC = 96;
+// Blocks of MC = 192 rows (16 micro-panels; all of their K packed, 288 KB at K = 384,
+// 1.2 MB at 1536, in L2) sweep all of N, each B micro-panel serving the 16 in turn while
+// the next one is asked into L2 (PanelPrefetch). With the prefetch, on the Sapphire Rapids
+// core (2026-12-06, bench_transformer float32 at one thread, four interleaved rounds of
+// builds with the constant changed, medians): MC 96 51.3 texts/s, 192 54.2, 384 55.2
+// (within the rounds' spread of 192, and twice the packed rows); without it (MC 96)
+// 48.1. On the EPYC, before the prefetch, 48 / 144 / 192 measured within 1%.
+inline constexpr std::size_t kKC = 192, kKCwide = 1536, kMC = 192;
 // Rows per block of the int8 driver (quantized once, then swept over all of N): 192
 // (K = 1536: 288 KB of packed rows, in L2); on the EPYC about 2% faster than 48 and 96 on
 // the MiniLM shapes at 4096 rows, 384 and 768 within 1% of it (one-off builds with the
@@ -1402,6 +1445,13 @@ public:
 
 private:
     [[nodiscard]] std::size_t panels() const noexcept { return (n_out_ + impl::kNR - 1) / impl::kNR; }
+    /// The weight panel of the strip at column `col` (whole panels: a half-panel strip's
+    /// other half is the same lines), the first one when past the end and `more_rows`,
+    /// else null: what impl::PanelPrefetch brings in while the current strip runs.
+    [[nodiscard]] const std::int8_t* next_panel(std::size_t col, bool more_rows) const noexcept {
+        if (col < n_out_) return w_.data() + (col / impl::kNR) * kq_ * 128;
+        return more_rows ? w_.data() : nullptr;
+    }
 
     void run(const float* x, std::size_t m, float* y, std::int32_t* yi, float* row_scale, Isa isa,
              bool gelu = false) const {
@@ -1472,7 +1522,9 @@ private:
                     e.bias = b_.data() + col;
                     e.gelu = gelu && !unfused_gelu;
                     const std::size_t nr = std::min(width, n_out_ - col);
+                    impl::PanelPrefetch pf(next_panel(col + width, ic + MC < m), kq_ * 128, (mcur + mr - 1) / mr);
                     for (std::size_t ir = 0; ir < mcur; ir += mr) {
+                        pf.step();
                         e.sx = sx + ir;
                         e.y = y ? y + (ic + ir) * n_out_ + col : nullptr;
                         e.yi = yi ? yi + (ic + ir) * n_out_ + col : nullptr;
@@ -1530,7 +1582,9 @@ private:
                 e.bias = b_.data() + col;
                 e.gelu = gelu;
                 const std::size_t nr = std::min(impl::kNR, n_out_ - col);
+                impl::PanelPrefetch pf(next_panel(col + impl::kNR, ic + MC < m), kq_ * 128, (mcur + 31) / 32);
                 for (std::size_t ir = 0; ir < mcur; ir += 32) {
+                    pf.step();
                     impl::amx_block32(qrows + ir * k4, k4, bp, kq_, sums);
                     e.sx = sx + ir;
                     e.y = y ? y + (ic + ir) * n_out_ + col : nullptr;
