@@ -5,6 +5,10 @@
 // independent vfmadd231ps chains: 2 FLOPs x lanes per instruction). Medians (and best)
 // of several samples of at least 5 ms of this thread's CPU time, the kernels of one
 // shape measured in turns; one JSON line per kernel and shape, fixed seeds.
+// encoder_products_f32: the four float32 products of MiniLM-L6's six layers in the
+// encoder's order, each layer with its own weights ("cold": 42 MB, read from L3 or memory
+// as in the encoder) or the first layer's six times ("warm": recently used), on 384 rows
+// (the encoder's group of three 128-token texts) and on 4 (a short query).
 // With OpenBLAS found at configure time, its one-thread sgemm (y = x W^T, no bias) runs
 // on the same shapes, in turns with ours. Its CPU detection may not know recent Xeons (it
 // picks a generic core here, 30 GFLOP/s): set OPENBLAS_CORETYPE=SkylakeX for its
@@ -14,6 +18,7 @@
 #include <ragpp/detail/nn.hpp>
 
 #include <algorithm>
+#include <array>
 #include <ctime>
 #include <cstdint>
 #include <cstdio>
@@ -230,6 +235,61 @@ std::vector<Rate> interleaved(double flops, std::size_t runs, const std::vector<
     return out;
 }
 
+/// The encoder's four float32 products as the encoder runs them: MiniLM-L6's six layers,
+/// each with its own weights (42 MB in all: read from L3 or memory once per pass, as in
+/// the encoder), QKV, attention output, intermediate, FFN output in turn on m rows; or
+/// ("warm") the first layer's weights six times (7 MB, recently used: in L3 at least).
+/// One JSON line each: GFLOP/s of each product, medians of the samples, the two in turns.
+void encoder_products(nn::Isa isa, std::size_t k_block, std::size_t runs, double peak, std::mt19937& rng) {
+    constexpr std::size_t kLayers = 6;
+    constexpr std::size_t dims[4][2] = {{384, 1152}, {384, 384}, {384, 1536}, {1536, 384}};  // n_in, n_out
+    constexpr const char* names[4] = {"qkv", "attn_out", "inter", "out"};
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<std::array<nn::LinearF32, 4>> layers(kLayers);
+    for (auto& layer : layers)
+        for (std::size_t p = 0; p < 4; ++p) {
+            std::vector<float> w(dims[p][0] * dims[p][1]), b(dims[p][1]);
+            for (auto& v : w) v = normal(rng) * 0.05f;
+            for (auto& v : b) v = normal(rng);
+            layer[p] = nn::LinearF32(w.data(), dims[p][1], dims[p][0], b.data());
+        }
+    for (const std::size_t m : {std::size_t{384}, std::size_t{4}}) {
+        std::vector<float> x(m * 1536), y(m * 1536);
+        for (auto& v : x) v = normal(rng);
+        const std::size_t passes = m >= 96 ? 1 : 40;  // samples of at least a few ms
+        double sec[2][4][64] = {};                      // [warm][product][sample]
+        const std::size_t samples = std::min<std::size_t>(std::max<std::size_t>(runs, 5), 64);
+        for (std::size_t r = 0; r <= samples; ++r)  // sample 0: warm-up
+            for (int warm = 0; warm < 2; ++warm)
+                for (std::size_t pass = 0; pass < passes; ++pass)
+                    for (std::size_t l = 0; l < kLayers; ++l)
+                        for (std::size_t p = 0; p < 4; ++p) {
+                            const double t0 = thread_seconds();
+                            layers[warm ? 0 : l][p].forward(x.data(), m, y.data(), isa, k_block);
+                            if (r > 0) sec[warm][p][r - 1] += thread_seconds() - t0;
+                        }
+        for (int warm = 0; warm < 2; ++warm) {
+            std::string line = R"({"bench":"nn","kernel":"encoder_products_f32","isa":")" +
+                               std::string(nn::isa_name(isa)) + R"(","m":)" + std::to_string(m) +
+                               R"(,"weights":")" + (warm ? "warm" : "cold") + R"(")";
+            for (std::size_t p = 0; p < 4; ++p) {
+                std::vector<double> g;
+                const double flops = 2.0 * static_cast<double>(m * dims[p][0] * dims[p][1] * kLayers * passes);
+                for (std::size_t r = 0; r < samples; ++r) g.push_back(flops / sec[warm][p][r] * 1e-9);
+                char buf[96];
+                std::snprintf(buf, sizeof buf, R"(,"%s_gflops":%.1f)", names[p], median(g));
+                line += buf;
+                if (p == 3) {
+                    std::snprintf(buf, sizeof buf, R"(,"out_fraction_of_peak":%.3f)", peak > 0 ? median(g) / peak : 0.0);
+                    line += buf;
+                }
+            }
+            std::printf("%s,\"checksum\":%.4f}\n", line.c_str(), static_cast<double>(y[0]));
+        }
+        std::fflush(stdout);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -312,6 +372,7 @@ int main(int argc, char** argv) {
                     static_cast<double>(yi[0] + yi[yi.size() - 1]));
         std::fflush(stdout);
     }
+    encoder_products(isa, k_block, runs, peak, rng);
     // Attention: 12 heads x 32 dims (MiniLM: hidden 384), scores = Q K^T / sqrt(d), then P V.
     for (std::size_t seq : {128U, 512U}) {
         const std::size_t d = 32, hidden = 384;

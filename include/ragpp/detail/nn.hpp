@@ -237,11 +237,13 @@ using PackA = void (*)(std::size_t mr, std::size_t kc, const float* a, std::size
 /// before each call of the current run (`calls` of them): the drivers read a model's
 /// weights once per block of rows, from L3 or memory (7 MB a MiniLM layer), and with the
 /// hardware prefetcher alone the first micro-panel of rows on each weight panel waited for
-/// them (15% of the float32 encoder's time on a Sapphire Rapids core). Runs of fewer than
-/// kMinCalls calls (a short query: a few rows) are left to the hardware prefetcher: there
-/// the slices are bursts of hundreds of lines, which stalled the loads of the kernel call
-/// after them (4 rows: 27 GFLOP/s against 39 without; 16 rows level; 48 rows 130 against
-/// 104, on the Sapphire Rapids core, cold MiniLM weights). `next` null: none.
+/// them (`bench_nn`'s encoder_products_f32 lines, 384 rows, on a Sapphire Rapids core:
+/// 142 to 157 GFLOP/s with the weights cold against 152 to 172 warm; with this, 164 to 173
+/// cold). Runs of fewer than kMinCalls calls (a short query: a few rows) are left to the
+/// hardware prefetcher: there the slices are bursts of hundreds of lines, which stalled
+/// the loads of the kernel call after them (in one-off builds on that core, cold weights:
+/// 4 rows 27 GFLOP/s against 39 without; 16 rows level; 48 rows 130 against 104).
+/// `next` null: none.
 class PanelPrefetch {
 public:
     static constexpr std::size_t kMinCalls = 4;
