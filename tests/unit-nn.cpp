@@ -44,12 +44,14 @@ struct Shape {
 
 /// Random shapes with every dimension in [1, 70] (all remainders of 4, 6, 12, 16 and
 /// 32), plus the MiniLM-L6 shapes with row counts off the micro-kernel multiples, and
-/// shapes with more rows than one row block (192 fp32 and int8) and several K blocks.
+/// shapes with more rows than one row block (fp32: 384 where K <= 384, else 192; int8
+/// 192) and several K blocks.
 std::vector<Shape> shapes(std::mt19937& rng, std::size_t count) {
     std::uniform_int_distribution<std::size_t> d(1, 70);
     std::vector<Shape> s{{1, 1, 1},       {12, 32, 32},    {13, 33, 33},  {64, 64, 64},
                          {37, 384, 384},  {29, 384, 1536}, {25, 1536, 384},
-                         {131, 385, 97},  {200, 1536, 40}, {401, 200, 70}};  // several row blocks and K blocks
+                         {131, 385, 97},  {200, 1536, 40}, {401, 200, 70},  // several row blocks and K blocks
+                         {800, 40, 33}};                                     // three fp32 blocks of 384 rows
     for (std::size_t i = 0; i < count; ++i) s.push_back({d(rng), d(rng), d(rng)});
     return s;
 }
