@@ -430,6 +430,53 @@ RAGPP_NN_AVX512 inline __mmask16 tail_mask16(std::size_t n) noexcept {
     return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1U << n) - 1U);
 }
 
+/// What the AVX-512 micro-kernel's epilogue needs of a tile, read once (see kernel_f32_avx512).
+enum : int { kTileScaled = 1, kTileRowScale = 2, kTileAccumulate = 4, kTileBeta = 8, kTileGelu = 16, kTileColMax = 32 };
+struct F32Tile {
+    float* c;
+    std::size_t ldc;
+    __mmask16 m0, m1;
+    __m512 alpha, beta, bias0, bias1, mx0, mx1;
+    const float* row_scale;
+    int mode;
+};
+
+/// Row i of the tile: C = alpha * acc (or row_scale[i] * acc) + beta * C + bias, or C +=
+/// alpha * acc; then GELU; the columns' maxima kept. Mode: kTile* bits known at compile
+/// time, or -1 for t.mode's at run time.
+template <int Mode>
+RAGPP_NN_AVX512 __attribute__((always_inline)) inline void f32_tile_row(F32Tile& t, std::size_t i, __m512 v0,
+                                                                           __m512 v1) noexcept {
+    const int mode = Mode < 0 ? t.mode : Mode;
+    float* ci = t.c + i * t.ldc;
+    if (mode & kTileScaled) {
+        const __m512 scale = (mode & kTileRowScale) ? _mm512_set1_ps(t.row_scale[i]) : t.alpha;
+        v0 = _mm512_mul_ps(v0, scale);
+        v1 = _mm512_mul_ps(v1, scale);
+    }
+    if (mode & kTileAccumulate) {
+        v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(t.m0, ci));
+        v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(t.m1, ci + 16));
+    } else {
+        if (mode & kTileBeta) {
+            v0 = _mm512_fmadd_ps(t.beta, _mm512_maskz_loadu_ps(t.m0, ci), v0);
+            v1 = _mm512_fmadd_ps(t.beta, _mm512_maskz_loadu_ps(t.m1, ci + 16), v1);
+        }
+        v0 = _mm512_add_ps(v0, t.bias0);
+        v1 = _mm512_add_ps(v1, t.bias1);
+    }
+    if (mode & kTileGelu) {
+        v0 = gelu512(v0);
+        v1 = gelu512(v1);
+    }
+    _mm512_mask_storeu_ps(ci, t.m0, v0);
+    _mm512_mask_storeu_ps(ci + 16, t.m1, v1);
+    if (mode & kTileColMax) {
+        t.mx0 = _mm512_max_ps(t.mx0, v0);
+        t.mx1 = _mm512_max_ps(t.mx1, v1);
+    }
+}
+
 RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, std::size_t kc, float* c,
                                               std::size_t ldc, std::size_t mr, std::size_t nr,
                                               const Epilogue& e) noexcept {
@@ -456,54 +503,55 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
 #undef RAGPP_NN_ROW
     }
     // The epilogue reads the tile's fields once (stores to C could alias a reference to
-    // them: GCC reloaded each after every row's store) and works on the named accumulators,
-    // row by row (an array of them went through the stack).
-    const __mmask16 m0 = tail_mask16(nr), m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
-    const __m512 alpha = _mm512_set1_ps(e.alpha), beta = _mm512_set1_ps(e.beta);
-    const __m512 bias0 = e.bias ? _mm512_maskz_loadu_ps(m0, e.bias) : _mm512_setzero_ps();
-    const __m512 bias1 = e.bias ? _mm512_maskz_loadu_ps(m1, e.bias + 16) : _mm512_setzero_ps();
-    const float* const row_scale = e.row_scale;
-    float* const col_max = e.col_max;
-    const bool accumulate = e.accumulate, gelu = e.gelu, has_beta = e.beta != 0.0f;
-    const bool scaled = row_scale != nullptr || e.alpha != 1.0f;  // x * 1 is x: the linear layers skip it
-    __m512 mx0 = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), mx1 = mx0;
-    // One row of the tile (a macro: a lambda would not have the function's target).
-#define RAGPP_NN_ROW_OUT(i, acc0, acc1)                                                     \
-    if ((i) < mr) {                                                                         \
-        float* ci = c + (i) * ldc;                                                          \
-        __m512 v0 = acc0, v1 = acc1;                                                        \
-        if (scaled) {                                                                       \
-            const __m512 scale = row_scale ? _mm512_set1_ps(row_scale[i]) : alpha;          \
-            v0 = _mm512_mul_ps(v0, scale);                                                  \
-            v1 = _mm512_mul_ps(v1, scale);                                                  \
-        }                                                                                   \
-        if (accumulate) {                                                                   \
-            v0 = _mm512_add_ps(v0, _mm512_maskz_loadu_ps(m0, ci));                          \
-            v1 = _mm512_add_ps(v1, _mm512_maskz_loadu_ps(m1, ci + 16));                     \
-        } else {                                                                            \
-            if (has_beta) {                                                                 \
-                v0 = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m0, ci), v0);              \
-                v1 = _mm512_fmadd_ps(beta, _mm512_maskz_loadu_ps(m1, ci + 16), v1);         \
-            }                                                                               \
-            v0 = _mm512_add_ps(v0, bias0);                                                  \
-            v1 = _mm512_add_ps(v1, bias1);                                                  \
-        }                                                                                   \
-        if (gelu) {                                                                         \
-            v0 = gelu512(v0);                                                               \
-            v1 = gelu512(v1);                                                               \
-        }                                                                                   \
-        _mm512_mask_storeu_ps(ci, m0, v0);                                                  \
-        _mm512_mask_storeu_ps(ci + 16, m1, v1);                                             \
-        if (col_max) {                                                                      \
-            mx0 = _mm512_max_ps(mx0, v0);                                                   \
-            mx1 = _mm512_max_ps(mx1, v1);                                                   \
-        }                                                                                   \
+    // them: GCC reloaded each after every row's store), works on the named accumulators
+    // (an array of them went through the stack), and for a whole tile in the modes the
+    // drivers use, runs with its choices known at compile time (7 branches a row, taken
+    // ones among them, cost a 32-step call of attention's scores a fifth of its time).
+    F32Tile t;
+    t.c = c;
+    t.ldc = ldc;
+    t.m0 = tail_mask16(nr);
+    t.m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
+    t.alpha = _mm512_set1_ps(e.alpha);
+    t.beta = _mm512_set1_ps(e.beta);
+    t.bias0 = e.bias ? _mm512_maskz_loadu_ps(t.m0, e.bias) : _mm512_setzero_ps();
+    t.bias1 = e.bias ? _mm512_maskz_loadu_ps(t.m1, e.bias + 16) : _mm512_setzero_ps();
+    t.row_scale = e.row_scale;
+    t.mx0 = t.mx1 = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    // x * 1 is x: the linear layers skip the multiply.
+    t.mode = (e.row_scale != nullptr || e.alpha != 1.0f ? kTileScaled : 0) | (e.row_scale ? kTileRowScale : 0) |
+             (e.accumulate ? kTileAccumulate : 0) | (!e.accumulate && e.beta != 0.0f ? kTileBeta : 0) |
+             (e.gelu ? kTileGelu : 0) | (e.col_max ? kTileColMax : 0);
+#define RAGPP_NN_TILE(M)                                                                                   \
+    f32_tile_row<M>(t, 0, c0a, c0b); f32_tile_row<M>(t, 1, c1a, c1b); f32_tile_row<M>(t, 2, c2a, c2b);    \
+    f32_tile_row<M>(t, 3, c3a, c3b); f32_tile_row<M>(t, 4, c4a, c4b); f32_tile_row<M>(t, 5, c5a, c5b);    \
+    f32_tile_row<M>(t, 6, c6a, c6b); f32_tile_row<M>(t, 7, c7a, c7b); f32_tile_row<M>(t, 8, c8a, c8b);    \
+    f32_tile_row<M>(t, 9, c9a, c9b); f32_tile_row<M>(t, 10, c10a, c10b); f32_tile_row<M>(t, 11, c11a, c11b);
+    const int full = mr == MR ? t.mode : -1;
+    if (full == 0) { RAGPP_NN_TILE(0) }  // a linear layer's first K block (bias)
+    else if (full == kTileAccumulate) { RAGPP_NN_TILE(kTileAccumulate) }
+    else if (full == (kTileAccumulate | kTileGelu)) { RAGPP_NN_TILE(kTileAccumulate | kTileGelu) }
+    else if (full == kTileGelu) { RAGPP_NN_TILE(kTileGelu) }
+    else if (full == (kTileScaled | kTileColMax)) { RAGPP_NN_TILE(kTileScaled | kTileColMax) }  // scores
+    else if (full == (kTileScaled | kTileRowScale)) { RAGPP_NN_TILE(kTileScaled | kTileRowScale) }  // P V
+    else {  // any other mode, or a tile of fewer rows
+        f32_tile_row<-1>(t, 0, c0a, c0b);
+        if (mr > 1) f32_tile_row<-1>(t, 1, c1a, c1b);
+        if (mr > 2) f32_tile_row<-1>(t, 2, c2a, c2b);
+        if (mr > 3) f32_tile_row<-1>(t, 3, c3a, c3b);
+        if (mr > 4) f32_tile_row<-1>(t, 4, c4a, c4b);
+        if (mr > 5) f32_tile_row<-1>(t, 5, c5a, c5b);
+        if (mr > 6) f32_tile_row<-1>(t, 6, c6a, c6b);
+        if (mr > 7) f32_tile_row<-1>(t, 7, c7a, c7b);
+        if (mr > 8) f32_tile_row<-1>(t, 8, c8a, c8b);
+        if (mr > 9) f32_tile_row<-1>(t, 9, c9a, c9b);
+        if (mr > 10) f32_tile_row<-1>(t, 10, c10a, c10b);
+        if (mr > 11) f32_tile_row<-1>(t, 11, c11a, c11b);
     }
-    RAGPP_NN_ROW_OUT(0, c0a, c0b) RAGPP_NN_ROW_OUT(1, c1a, c1b) RAGPP_NN_ROW_OUT(2, c2a, c2b)
-    RAGPP_NN_ROW_OUT(3, c3a, c3b) RAGPP_NN_ROW_OUT(4, c4a, c4b) RAGPP_NN_ROW_OUT(5, c5a, c5b)
-    RAGPP_NN_ROW_OUT(6, c6a, c6b) RAGPP_NN_ROW_OUT(7, c7a, c7b) RAGPP_NN_ROW_OUT(8, c8a, c8b)
-    RAGPP_NN_ROW_OUT(9, c9a, c9b) RAGPP_NN_ROW_OUT(10, c10a, c10b) RAGPP_NN_ROW_OUT(11, c11a, c11b)
-#undef RAGPP_NN_ROW_OUT
+#undef RAGPP_NN_TILE
+    float* const col_max = e.col_max;
+    const __mmask16 m0 = t.m0, m1 = t.m1;
+    const __m512 mx0 = t.mx0, mx1 = t.mx1;
     if (col_max) {
         _mm512_mask_storeu_ps(col_max, m0, _mm512_max_ps(mx0, _mm512_maskz_loadu_ps(m0, col_max)));
         _mm512_mask_storeu_ps(col_max + 16, m1, _mm512_max_ps(mx1, _mm512_maskz_loadu_ps(m1, col_max + 16)));
@@ -576,33 +624,38 @@ RAGPP_NN_AVX2 inline void kernel_f32_avx2(const float* ap, const float* bp, std:
         RAGPP_NN_ROW(0) RAGPP_NN_ROW(1) RAGPP_NN_ROW(2) RAGPP_NN_ROW(3) RAGPP_NN_ROW(4) RAGPP_NN_ROW(5)
 #undef RAGPP_NN_ROW
     }
-    const __m256 acc[MR][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b}, {c5a, c5b}};
+    // The fields read once and the named accumulators used row by row, as in the AVX-512
+    // kernel (an array of them went through the stack, and stores to C reloaded the fields).
     const __m256i m0 = tail_mask8(nr), m1 = tail_mask8(nr > 8 ? nr - 8 : 0);
     const __m256 alpha = _mm256_set1_ps(e.alpha), beta = _mm256_set1_ps(e.beta);
     const __m256 bias0 = e.bias ? _mm256_maskload_ps(e.bias, m0) : _mm256_setzero_ps();
     const __m256 bias1 = e.bias ? _mm256_maskload_ps(e.bias + 8, m1) : _mm256_setzero_ps();
-    for (std::size_t i = 0; i < MR; ++i) {
-        if (i >= mr) break;
-        float* ci = c + i * ldc;
-        __m256 v0 = _mm256_mul_ps(acc[i][0], alpha), v1 = _mm256_mul_ps(acc[i][1], alpha);
-        if (e.accumulate) {
-            v0 = _mm256_add_ps(v0, _mm256_maskload_ps(ci, m0));
-            v1 = _mm256_add_ps(v1, _mm256_maskload_ps(ci + 8, m1));
-        } else {
-            if (e.beta != 0.0f) {
-                v0 = _mm256_fmadd_ps(beta, _mm256_maskload_ps(ci, m0), v0);
-                v1 = _mm256_fmadd_ps(beta, _mm256_maskload_ps(ci + 8, m1), v1);
-            }
-            v0 = _mm256_add_ps(v0, bias0);
-            v1 = _mm256_add_ps(v1, bias1);
-        }
-        if (e.gelu) {
-            v0 = gelu256(v0);
-            v1 = gelu256(v1);
-        }
-        _mm256_maskstore_ps(ci, m0, v0);
-        _mm256_maskstore_ps(ci + 8, m1, v1);
+    const bool accumulate = e.accumulate, has_beta = e.beta != 0.0f, gelu = e.gelu;
+#define RAGPP_NN_ROW_OUT(i, acc0, acc1)                                    \
+    if ((i) < mr) {                                                        \
+        float* ci = c + (i) * ldc;                                         \
+        __m256 v0 = _mm256_mul_ps(acc0, alpha), v1 = _mm256_mul_ps(acc1, alpha); \
+        if (accumulate) {                                                  \
+            v0 = _mm256_add_ps(v0, _mm256_maskload_ps(ci, m0));            \
+            v1 = _mm256_add_ps(v1, _mm256_maskload_ps(ci + 8, m1));        \
+        } else {                                                           \
+            if (has_beta) {                                                \
+                v0 = _mm256_fmadd_ps(beta, _mm256_maskload_ps(ci, m0), v0);     \
+                v1 = _mm256_fmadd_ps(beta, _mm256_maskload_ps(ci + 8, m1), v1); \
+            }                                                              \
+            v0 = _mm256_add_ps(v0, bias0);                                 \
+            v1 = _mm256_add_ps(v1, bias1);                                 \
+        }                                                                  \
+        if (gelu) {                                                        \
+            v0 = gelu256(v0);                                              \
+            v1 = gelu256(v1);                                              \
+        }                                                                  \
+        _mm256_maskstore_ps(ci, m0, v0);                                   \
+        _mm256_maskstore_ps(ci + 8, m1, v1);                               \
     }
+    RAGPP_NN_ROW_OUT(0, c0a, c0b) RAGPP_NN_ROW_OUT(1, c1a, c1b) RAGPP_NN_ROW_OUT(2, c2a, c2b)
+    RAGPP_NN_ROW_OUT(3, c3a, c3b) RAGPP_NN_ROW_OUT(4, c4a, c4b) RAGPP_NN_ROW_OUT(5, c5a, c5b)
+#undef RAGPP_NN_ROW_OUT
 }
 
 // --- int8 micro-kernels ---------------------------------------------------------------
