@@ -434,7 +434,7 @@ RAGPP_NN_AVX512 inline __mmask16 tail_mask16(std::size_t n) noexcept {
 enum : int { kTileScaled = 1, kTileRowScale = 2, kTileAccumulate = 4, kTileBeta = 8, kTileGelu = 16, kTileColMax = 32 };
 struct F32Tile {
     float* c;
-    std::size_t ldc;
+    std::size_t ldc, mr;
     __mmask16 m0, m1;
     __m512 alpha, beta, bias0, bias1, mx0, mx1;
     const float* row_scale;
@@ -443,10 +443,11 @@ struct F32Tile {
 
 /// Row i of the tile: C = alpha * acc (or row_scale[i] * acc) + beta * C + bias, or C +=
 /// alpha * acc; then GELU; the columns' maxima kept. Mode: kTile* bits known at compile
-/// time, or -1 for t.mode's at run time.
+/// time (a whole tile), or -1 for t.mode's at run time (and rows past t.mr skipped).
 template <int Mode>
 RAGPP_NN_AVX512 __attribute__((always_inline)) inline void f32_tile_row(F32Tile& t, std::size_t i, __m512 v0,
                                                                            __m512 v1) noexcept {
+    if (Mode < 0 && i >= t.mr) return;
     const int mode = Mode < 0 ? t.mode : Mode;
     float* ci = t.c + i * t.ldc;
     if (mode & kTileScaled) {
@@ -511,6 +512,7 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
     F32Tile t;
     t.c = c;
     t.ldc = ldc;
+    t.mr = mr;
     t.m0 = tail_mask16(nr);
     t.m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
     t.alpha = _mm512_set1_ps(e.alpha);
@@ -535,27 +537,11 @@ RAGPP_NN_AVX512 inline void kernel_f32_avx512(const float* ap, const float* bp, 
     else if (full == kTileGelu) { RAGPP_NN_TILE(kTileGelu) }
     else if (full == (kTileScaled | kTileColMax)) { RAGPP_NN_TILE(kTileScaled | kTileColMax) }  // scores
     else if (full == (kTileScaled | kTileRowScale)) { RAGPP_NN_TILE(kTileScaled | kTileRowScale) }  // P V
-    else {  // any other mode, or a tile of fewer rows
-        f32_tile_row<-1>(t, 0, c0a, c0b);
-        if (mr > 1) f32_tile_row<-1>(t, 1, c1a, c1b);
-        if (mr > 2) f32_tile_row<-1>(t, 2, c2a, c2b);
-        if (mr > 3) f32_tile_row<-1>(t, 3, c3a, c3b);
-        if (mr > 4) f32_tile_row<-1>(t, 4, c4a, c4b);
-        if (mr > 5) f32_tile_row<-1>(t, 5, c5a, c5b);
-        if (mr > 6) f32_tile_row<-1>(t, 6, c6a, c6b);
-        if (mr > 7) f32_tile_row<-1>(t, 7, c7a, c7b);
-        if (mr > 8) f32_tile_row<-1>(t, 8, c8a, c8b);
-        if (mr > 9) f32_tile_row<-1>(t, 9, c9a, c9b);
-        if (mr > 10) f32_tile_row<-1>(t, 10, c10a, c10b);
-        if (mr > 11) f32_tile_row<-1>(t, 11, c11a, c11b);
-    }
+    else { RAGPP_NN_TILE(-1) }  // any other mode, or a tile of fewer rows
 #undef RAGPP_NN_TILE
-    float* const col_max = e.col_max;
-    const __mmask16 m0 = t.m0, m1 = t.m1;
-    const __m512 mx0 = t.mx0, mx1 = t.mx1;
-    if (col_max) {
-        _mm512_mask_storeu_ps(col_max, m0, _mm512_max_ps(mx0, _mm512_maskz_loadu_ps(m0, col_max)));
-        _mm512_mask_storeu_ps(col_max + 16, m1, _mm512_max_ps(mx1, _mm512_maskz_loadu_ps(m1, col_max + 16)));
+    if (float* const col_max = e.col_max) {
+        _mm512_mask_storeu_ps(col_max, t.m0, _mm512_max_ps(t.mx0, _mm512_maskz_loadu_ps(t.m0, col_max)));
+        _mm512_mask_storeu_ps(col_max + 16, t.m1, _mm512_max_ps(t.mx1, _mm512_maskz_loadu_ps(t.m1, col_max + 16)));
     }
 }
 
