@@ -2,7 +2,10 @@
 // on the MiniLM-L6 shapes (hidden 384, intermediate 1536; m = rows = batch x tokens),
 // of gemm_nt / gemm_nn and of nn::attention (12 heads, softmax included) on attention
 // shapes, and the core's measured FMA peak (a loop of
-// independent vfmadd231ps chains: 2 FLOPs x lanes per instruction). Medians (and best)
+// independent vfmadd231ps chains: 2 FLOPs x lanes per instruction), with AMX its tdpbusd
+// and tdpbf16ps peaks. Where LinearF32 runs on the AMX-BF16 tiles (isa amx; detail/nn.hpp:
+// six bfloat16 products per multiply) its fraction_of_peak is of a sixth of tdpbf16ps's
+// ("products":"bf16x6"; else "fma", of the FMA loop's). Medians (and best)
 // of several samples of at least 5 ms of this thread's CPU time, the kernels of one
 // shape measured in turns; one JSON line per kernel and shape, fixed seeds.
 // encoder_products_f32: the four float32 products of MiniLM-L6's six layers in the
@@ -149,22 +152,43 @@ double fma_peak(bool wide, std::size_t runs) {
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2,avx512vnni,amx-tile,amx-int8"))) __attribute__((noinline))
-void amx_loop(std::size_t iters) {
+/// Four independent tile products a step: tdpbf16ps when Bf16, else tdpbusd.
+template <bool Bf16>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2,avx512vnni,amx-tile,amx-int8,amx-bf16")))
+__attribute__((noinline)) void amx_loop(std::size_t iters) {
     nn::impl::amx_begin();
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
     _tile_zero(3);
     for (std::size_t i = 0; i < iters; ++i) {
-        _tile_dpbusd(4, 0, 2);
-        _tile_dpbusd(5, 0, 3);
-        _tile_dpbusd(6, 1, 2);
-        _tile_dpbusd(7, 1, 3);
+        if constexpr (Bf16) {
+            _tile_dpbf16ps(4, 0, 2);
+            _tile_dpbf16ps(5, 0, 3);
+            _tile_dpbf16ps(6, 1, 2);
+            _tile_dpbf16ps(7, 1, 3);
+        } else {
+            _tile_dpbusd(4, 0, 2);
+            _tile_dpbusd(5, 0, 3);
+            _tile_dpbusd(6, 1, 2);
+            _tile_dpbusd(7, 1, 3);
+        }
     }
     nn::impl::amx_end();
 }
 #endif
+
+/// GFLOP/s of AMX-BF16's tdpbf16ps (4 independent 16 x 16 float32 tiles, each
+/// instruction 16 x 16 x 32 multiply-adds); 0 where LinearF32 does not use the tiles.
+double amx_bf16_peak(std::size_t runs) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
+    if (!nn::f32_on_amx(nn::usable(nn::Isa::amx))) return 0;
+    return loop_rate(runs, 2'000'000, 4.0 * 2 * 16 * 16 * 32, &amx_loop<true>);
+#else
+    (void)runs;
+    return 0;
+#endif
+}
 
 /// GOP/s (2 ops per multiply-add) of the vpdpbusd loop: the int8 kernels' peak; 0
 /// without AVX-512 VNNI.
@@ -183,7 +207,7 @@ double vnni_peak(std::size_t runs) {
 double amx_peak(std::size_t runs) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && defined(__linux__)
     if (!nn::supported(nn::Isa::amx)) return 0;
-    return loop_rate(runs, 2'000'000, 4.0 * 2 * 16 * 16 * 64, &amx_loop);
+    return loop_rate(runs, 2'000'000, 4.0 * 2 * 16 * 16 * 64, &amx_loop<false>);
 #else
     (void)runs;
     return 0;
@@ -251,7 +275,7 @@ void encoder_products(nn::Isa isa, std::size_t k_block, std::size_t runs, double
             std::vector<float> w(dims[p][0] * dims[p][1]), b(dims[p][1]);
             for (auto& v : w) v = normal(rng) * 0.05f;
             for (auto& v : b) v = normal(rng);
-            layer[p] = nn::LinearF32(w.data(), dims[p][1], dims[p][0], b.data());
+            layer[p] = nn::LinearF32(w.data(), dims[p][1], dims[p][0], b.data(), isa);
         }
     for (const std::size_t m : {std::size_t{384}, std::size_t{4}}) {
         std::vector<float> x(m * 1536), y(m * 1536);
@@ -318,10 +342,13 @@ int main(int argc, char** argv) {
     openblas_set_num_threads(1);
 #endif
     const double peak512 = fma_peak(true, runs), peak256 = fma_peak(false, runs), peak_i8 = vnni_peak(runs),
-                 peak_amx = amx_peak(runs);
-    std::printf(R"({"bench":"nn","kernel":"fma_peak","threads":1,"avx512_gflops":%.1f,"avx2_gflops":%.1f,"avx512_vnni_gops":%.1f,"amx_int8_gops":%.1f})" "\n",
-                peak512, peak256, peak_i8, peak_amx);
-    const double peak = nn::is_avx512(isa) ? peak512 : peak256;
+                 peak_amx = amx_peak(runs), peak_bf16 = amx_bf16_peak(runs);
+    std::printf(R"({"bench":"nn","kernel":"fma_peak","threads":1,"avx512_gflops":%.1f,"avx2_gflops":%.1f,"avx512_vnni_gops":%.1f,"amx_int8_gops":%.1f,"amx_bf16_gflops":%.1f})" "\n",
+                peak512, peak256, peak_i8, peak_amx, peak_bf16);
+    // The float32 products' peak: the FMA loop's, or a sixth of tdpbf16ps's (bf16x6).
+    const bool tiles = nn::f32_on_amx(isa);
+    const double fma_peak_isa = nn::is_avx512(isa) ? peak512 : peak256;  // attention's (FMA on every path)
+    const double peak = tiles ? peak_bf16 / 6 : fma_peak_isa;
 
     std::mt19937 rng(7);
     std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -338,7 +365,7 @@ int main(int argc, char** argv) {
         for (auto& v : b) v = normal(rng);
         for (auto& v : x) v = normal(rng);
         const double flops = 2.0 * static_cast<double>(s.m * s.n_in * s.n_out);
-        const nn::LinearF32 f32(w.data(), s.n_out, s.n_in, b.data());
+        const nn::LinearF32 f32(w.data(), s.n_out, s.n_in, b.data(), isa);
         const nn::LinearI8 i8(w.data(), s.n_out, s.n_in, b.data());
         std::vector<float> yi(s.m * s.n_out);
         std::vector<std::function<void()>> fs{[&] { f32.forward(x.data(), s.m, y.data(), isa, k_block); },
@@ -354,8 +381,8 @@ int main(int argc, char** argv) {
 #endif
         const std::vector<Rate> rates = interleaved(flops, std::max<std::size_t>(runs, 3), fs);
         const Rate gf = rates[0], gi = rates[1];
-        std::printf(R"({"bench":"nn","kernel":"linear_f32","isa":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gflops":%.1f,"gflops_best":%.1f,"fraction_of_peak":%.3f,"checksum":%.4f})" "\n",
-                    std::string(nn::isa_name(isa)).c_str(), s.m, s.n_in, s.n_out, gf.median, gf.best,
+        std::printf(R"({"bench":"nn","kernel":"linear_f32","isa":"%s","products":"%s","m":%zu,"n_in":%zu,"n_out":%zu,"gflops":%.1f,"gflops_best":%.1f,"fraction_of_peak":%.3f,"checksum":%.4f})" "\n",
+                    std::string(nn::isa_name(isa)).c_str(), tiles ? "bf16x6" : "fma", s.m, s.n_in, s.n_out, gf.median, gf.best,
                     peak > 0 ? gf.median / peak : 0.0, static_cast<double>(y[0] + y[y.size() - 1]));
 #ifdef RAGPP_BENCH_OPENBLAS
         const Rate gb = rates[2];
@@ -397,7 +424,7 @@ int main(int argc, char** argv) {
                           ctx.data(), hidden, isa);
         });
         std::printf(R"({"bench":"nn","kernel":"attention","isa":"%s","seq":%zu,"head_dim":%zu,"gemm_nt_gflops":%.1f,"gemm_nn_gflops":%.1f,"attention_gflops":%.1f,"attention_fraction_of_peak":%.3f})" "\n",
-                    std::string(nn::isa_name(isa)).c_str(), seq, d, gnt.median, gnn.median, ga.median, ga.median / peak);
+                    std::string(nn::isa_name(isa)).c_str(), seq, d, gnt.median, gnn.median, ga.median, ga.median / fma_peak_isa);
     }
     // Element kernels: ns per element on a 128 x 1536 GELU and 128-long softmax rows.
     {

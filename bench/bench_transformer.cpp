@@ -9,7 +9,8 @@
 // float32 and int8, and at one thread each stage's CPU ms per text (the layers' QKV
 // product, attention, ...: RAGPP_TRANSFORMER_STAGE_TIMES); the max abs difference of
 // the float32 vectors to torch's, the smallest int8-to-float32 cosine, and whether the
-// tokenizer reproduced the ids. --group-tokens: TransformerEmbedderOptions::group_tokens
+// tokenizer reproduced the ids, the kernels' path (isa) and how float32 products run
+// ("amx_bf16x6" on the AMX-BF16 tiles, else "fma"; RAGPP_SIMD=avx512 picks the FMA ones). --group-tokens: TransformerEmbedderOptions::group_tokens
 // (0: each batch as one group).
 #include <algorithm>
 #include <chrono>
@@ -124,7 +125,9 @@ int main(int argc, char** argv) try {
         {"f32_texts_per_s", dn / tf.wall}, {"f32_texts_per_cpu_s", dn / tf.cpu}, {"f32_gflop_per_s", dn * gflop / tf.wall},
         {"int8_texts_per_s", dn / tq.wall}, {"int8_texts_per_cpu_s", dn / tq.cpu}, {"int8_gflop_per_s", dn * gflop / tq.wall},
         {"f32_max_abs_diff_to_torch", max_diff}, {"int8_min_cosine_to_f32", min_cos},
-        {"tokenizer_ids_equal", std::to_string(tok_equal) + "/" + std::to_string(tok_checked)}};
+        {"tokenizer_ids_equal", std::to_string(tok_equal) + "/" + std::to_string(tok_checked)},
+        {"isa", std::string(ragpp::detail::nn::isa_name(ragpp::detail::nn::active_isa()))},
+        {"float32_products", ragpp::detail::nn::f32_on_amx(ragpp::detail::nn::active_isa()) ? "amx_bf16x6" : "fma"}};
     if (threads == 1) {
         line["f32_stage_ms_per_text"] = stages_f32;
         line["int8_stage_ms_per_text"] = stages_i8;

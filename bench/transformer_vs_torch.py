@@ -8,8 +8,9 @@ MODEL_DIR is made on the first run by bench/torch_encoder_bench.py (a random BER
 all-MiniLM-L6-v2 shape, 128-token SciFact passages, torch's reference vectors). Each round
 runs torch (float32 and dynamic int8, OpenBLAS with OPENBLAS_CORETYPE=SkylakeX: Debian's
 OpenBLAS 0.3.21 does not know this CPU and otherwise falls back to slow generic kernels)
-and then BUILD_DIR/bench/bench_transformer (float32 and int8, one thread, then two), so
-both see the same machine. With --ort (the onnxruntime-node package, from `npm install
+and then BUILD_DIR/bench/bench_transformer (float32 and int8, one thread, then two; then
+float32 at one thread again under RAGPP_SIMD=avx512, the FMA kernels, where the default
+path runs float32 on the AMX-BF16 tiles), so all see the same machine. With --ort (the onnxruntime-node package, from `npm install
 --ignore-scripts onnxruntime-node`: its CPU library is inside the package), each round also
 runs ONNX Runtime on the same model exported from torch (bench/onnx_export.py writes
 MODEL_DIR/model.onnx on the first run) and the same token ids, compute only
@@ -48,7 +49,8 @@ def main():
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_CORETYPE="SkylakeX")
     torch_cmd = ["/usr/bin/python3", os.path.join(HERE, "torch_encoder_bench.py"), a.model_dir, "--n", str(a.n)]
     ragpp_cmd = [os.path.join(a.build_dir, "bench", "bench_transformer"), a.model_dir, "--n", str(a.n)]
-    rows = {"torch": [], "ragpp1": [], "ragpp2": [], "ort1": [], "ort_all": []}
+    rows = {"torch": [], "ragpp1": [], "ragpp2": [], "ragpp1_fma": [], "ort1": [], "ort_all": []}
+    fma_env = dict(os.environ, RAGPP_SIMD="avx512")
     ort_cmd = None
     if a.ort:
         if not os.path.exists(os.path.join(a.model_dir, "model.onnx")):
@@ -61,6 +63,8 @@ def main():
         g1 = run_json(ragpp_cmd + ["--threads", "1"])
         g2 = run_json(ragpp_cmd + ["--threads", "2"])
         got = [("torch", t), ("ragpp1", g1), ("ragpp2", g2)]
+        if "amx" in g1.get("float32_products", ""):  # the FMA kernels beside the tiles
+            got.append(("ragpp1_fma", run_json(ragpp_cmd + ["--threads", "1"], fma_env)))
         if ort_cmd:
             got += [("ort1", run_json(ort_cmd + ["--threads", "1"])), ("ort_all", run_json(ort_cmd + ["--threads", "0"]))]
         for k, v in got:
@@ -82,6 +86,11 @@ def main():
         vals = [g[num_key] / t[den_key] for g, t in zip(rows[num_who], rows[den_who])]
         return round(statistics.median(vals), 3)
     summary["ratio_f32_to_torch_f32"] = ratio("ragpp1", "f32_texts_per_cpu_s", "torch_f32_texts_per_cpu_s")
+    summary["ragpp_float32_products"] = rows["ragpp1"][0].get("float32_products")
+    if rows["ragpp1_fma"]:
+        summary["ragpp_1thread_fma_f32_texts_per_cpu_s"] = med("ragpp1_fma", "f32_texts_per_cpu_s")
+        summary["ragpp_1thread_fma_f32_max_abs_diff_to_torch"] = max(
+            r["f32_max_abs_diff_to_torch"] for r in rows["ragpp1_fma"])
     summary["ratio_int8_to_torch_f32"] = ratio("ragpp1", "int8_texts_per_cpu_s", "torch_f32_texts_per_cpu_s")
     summary["ratio_int8_to_torch_int8"] = ratio("ragpp1", "int8_texts_per_cpu_s", "torch_int8_texts_per_cpu_s")
     if ort_cmd:
@@ -91,6 +100,9 @@ def main():
             for k in ("ort_f32_texts_per_s", "ort_f32_texts_per_cpu_s"):
                 summary[who + "_" + k[4:]] = med(who, k)
         summary["ratio_f32_to_ort_f32"] = ratio("ragpp1", "f32_texts_per_cpu_s", "ort_f32_texts_per_cpu_s", "ort1")
+        if rows["ragpp1_fma"]:
+            summary["ratio_f32_fma_to_ort_f32"] = ratio("ragpp1_fma", "f32_texts_per_cpu_s", "ort_f32_texts_per_cpu_s",
+                                                        "ort1")
         summary["ratio_int8_to_ort_f32"] = ratio("ragpp1", "int8_texts_per_cpu_s", "ort_f32_texts_per_cpu_s", "ort1")
         summary["ratio_f32_2threads_to_ort_all_wall"] = ratio("ragpp2", "f32_texts_per_s", "ort_f32_texts_per_s", "ort_all")
         summary["ratio_int8_2threads_to_ort_all_wall"] = ratio("ragpp2", "int8_texts_per_s", "ort_f32_texts_per_s", "ort_all")

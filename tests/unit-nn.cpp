@@ -51,7 +51,8 @@ std::vector<Shape> shapes(std::mt19937& rng, std::size_t count) {
     std::vector<Shape> s{{1, 1, 1},       {12, 32, 32},    {13, 33, 33},  {64, 64, 64},
                          {37, 384, 384},  {29, 384, 1536}, {25, 1536, 384},
                          {131, 385, 97},  {200, 1536, 40}, {401, 200, 70},  // several row blocks and K blocks
-                         {800, 40, 33}};                                     // three fp32 blocks of 384 rows
+                         {800, 40, 33},                                      // three fp32 blocks of 384 rows
+                         {70, 1000, 45}};  // AMX-BF16: K padded to 1024, blocks of 768 and 256 parts
     for (std::size_t i = 0; i < count; ++i) s.push_back({d(rng), d(rng), d(rng)});
     return s;
 }
@@ -382,6 +383,77 @@ TEST_CASE("nn: LinearI8 rounds quotients next to half-integers as the scalar pat
         lin.forward_i32(x.data(), m, got.data(), rs2.data(), isa);
         CHECK(got == want);
         CHECK(rs2 == rs);
+    }
+}
+
+TEST_CASE("nn: each row of LinearF32 is the same alone as in any call", "[nn][gemm]") {
+    // A text embedded alone or in a batch gets the same vector: a row's sums must not
+    // depend on the rows beside it (row blocks, micro-panels, the AMX tiles' 16 or 32 rows).
+    std::mt19937 rng(77);
+    for (const Shape& s : std::vector<Shape>{{75, 384, 100}, {40, 1000, 33}, {19, 45, 50}}) {
+        const auto w = randn(s.n_out * s.n_in, rng, 0.1f), b = randn(s.n_out, rng), x = randn(s.m * s.n_in, rng);
+        for (nn::Isa isa : isas()) {
+            const nn::LinearF32 lin(w.data(), s.n_out, s.n_in, b.data(), isa);
+            std::vector<float> all(s.m * s.n_out), one(s.n_out), tail(7 * s.n_out);
+            lin.forward(x.data(), s.m, all.data(), isa);
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < s.m; ++i) {
+                lin.forward(x.data() + i * s.n_in, 1, one.data(), isa);
+                differ += std::memcmp(one.data(), all.data() + i * s.n_out, s.n_out * sizeof(float)) != 0;
+            }
+            // the last 7 rows as a call of their own
+            lin.forward(x.data() + (s.m - 7) * s.n_in, 7, tail.data(), isa);
+            differ += std::memcmp(tail.data(), all.data() + (s.m - 7) * s.n_out, tail.size() * sizeof(float)) != 0;
+            INFO(describe(isa, s));
+            CHECK(differ == 0);
+        }
+    }
+}
+
+TEST_CASE("nn: float32 on the AMX-BF16 tiles keeps the weights exactly", "[nn][gemm][amx]") {
+    if (!nn::f32_on_amx(nn::usable(nn::Isa::amx))) {
+        WARN("this CPU (or OS) has no AMX-BF16: the bfloat16 parts of LinearF32 are not tested here");
+        return;
+    }
+    std::mt19937 rng(78);
+    // Three bfloat16 parts sum back to every float exactly, across the exponent range.
+    std::vector<float> v;
+    std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+    for (int e = -100; e <= 100; e += 3)
+        for (int k = 0; k < 8; ++k) v.push_back((k % 2 ? -1.0f : 1.0f) * std::ldexp(mant(rng), e));
+    v.push_back(0.0f);
+    v.push_back(1.0f + 0x1p-23f);
+    v.push_back(-std::numeric_limits<float>::max());
+    const std::size_t pad = (v.size() + 15) / 16 * 16 + 16;
+    std::vector<std::uint16_t> parts(3 * pad, 0xABCD);
+    nn::impl::split_bf16x3(v.data(), v.size(), pad, parts.data(), pad);
+    std::size_t inexact = 0, dirty_pad = 0;
+    for (std::size_t i = 0; i < pad; ++i) {
+        float sum = 0.0f;
+        for (std::size_t j = 0; j < 3; ++j) {
+            const std::uint32_t bits = std::uint32_t{parts[j * pad + i]} << 16;
+            float part;
+            std::memcpy(&part, &bits, 4);
+            sum += part;
+        }
+        if (i < v.size()) inexact += std::memcmp(&sum, &v[i], 4) != 0;
+        else dirty_pad += sum != 0.0f;
+    }
+    CHECK(inexact == 0);
+    CHECK(dirty_pad == 0);
+    // Built for the tiles (bfloat16 parts) and run by the FMA kernels (the floats back from
+    // the parts), and the other way round: the same floats as built for that path.
+    for (const Shape& s : std::vector<Shape>{{37, 384, 384}, {70, 1000, 45}, {5, 33, 65}}) {
+        const auto w = randn(s.n_out * s.n_in, rng, 0.1f), b = randn(s.n_out, rng), x = randn(s.m * s.n_in, rng);
+        const nn::LinearF32 tiles(w.data(), s.n_out, s.n_in, b.data(), nn::Isa::amx);
+        const nn::LinearF32 fma(w.data(), s.n_out, s.n_in, b.data(), nn::Isa::avx512);
+        for (nn::Isa isa : {nn::Isa::avx512, nn::Isa::amx}) {
+            std::vector<float> y1(s.m * s.n_out), y2(s.m * s.n_out);
+            tiles.forward(x.data(), s.m, y1.data(), isa);
+            fma.forward(x.data(), s.m, y2.data(), isa);
+            INFO(describe(isa, s));
+            CHECK(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(float)) == 0);
+        }
     }
 }
 

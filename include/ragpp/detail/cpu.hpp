@@ -33,6 +33,9 @@ struct CpuFeatures {
     // also let the process use the tiles: detail/nn.hpp asks Linux for that (amx_permitted)
     // only when a transformer kernel first wants them, not here.
     bool amx_int8 = false;
+    // AMX-BF16 (CPUID.(EAX=7, ECX=0):EDX bit 22): the float32 products of detail/nn.hpp's
+    // LinearF32 as six bfloat16 products (LinearF32's comment).
+    bool amx_bf16 = false;
 };
 
 /// This CPU's features, probed once (cpuid exits to the hypervisor in a virtual machine:
@@ -56,6 +59,7 @@ struct CpuFeatures {
         f.avxvnni = __get_cpuid_count(7, 1, &a, &b, &c, &d) != 0 && (a & (1U << 4)) != 0;
         a = b = c = d = 0;
         f.amx_int8 = __get_cpuid_count(7, 0, &a, &b, &c, &d) != 0 && (d & (1U << 24)) != 0 && (d & (1U << 25)) != 0;
+        f.amx_bf16 = f.amx_int8 && (d & (1U << 22)) != 0;
         a = b = c = d = 0;
         // The vendor string is EBX, EDX, ECX of leaf 0: "Auth" "enti" "cAMD".
         f.amd = __get_cpuid(0, &a, &b, &c, &d) != 0 && b == 0x68747541U && d == 0x69746E65U && c == 0x444D4163U;

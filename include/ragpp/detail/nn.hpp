@@ -4,7 +4,9 @@
 //
 // - LinearF32: y[m, n_out] = x[m, n_in] * W^T + bias, W row-major [n_out, n_in] (the
 //   layout of torch.nn.Linear.weight). Built once from the weights (packing happens
-//   there), then forward() is const and thread-safe.
+//   there), then forward() is const and thread-safe. With AMX-BF16 (Isa::amx) its
+//   products run on the tiles, each float split exactly into three bfloat16 parts and
+//   six of their products summed in float32 ("bf16x6": split_bf16x3's comment).
 // - LinearI8: the same layer, weights quantized per output channel to int8 at build
 //   time, activations quantized per row at each call (dynamic quantization).
 // - gemm_nt / gemm_nn: small general products for attention (row-major, leading dims).
@@ -778,6 +780,123 @@ RAGPP_NN_AMX inline void amx_finish32(const std::int32_t* c, std::size_t ldc, st
         if (m1) i8_store16(_mm512_sub_epi32(_mm512_load_si512(c + i * 32 + 16), cs1), i, 16, m1, ldc, e);
     }
 }
+
+// --- float32 on AMX-BF16: six bfloat16 products per multiply (LinearF32) ---------------
+
+#define RAGPP_NN_AMXBF16 \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma,avx2,amx-tile,amx-bf16")))
+
+/// The float32 products of LinearF32 on AMX-BF16 (Isa::amx where the CPU has AMX-BF16).
+/// Each float splits exactly into three bfloat16 parts, x = x0 + x1 + x2 (x0 = the top 16
+/// bits of x, x1 those of x - x0, x2 those of x - x0 - x1: each part holds the next 8
+/// significant bits of the 24, so the sum is exact for normal floats), and a product is
+/// the six terms of the split whose parts' orders add to at most 2:
+///     a b ~ a0 b0 + a0 b1 + a0 b2 + a1 b1 + a1 b0 + a2 b0
+/// (the three left out are below 2^-24 of |a b|: "bf16x6", Henry, Tang & Heinecke,
+/// "Leveraging the bfloat16 artificial intelligence datatype for higher-precision
+/// computations", ARITH 2019). tdpbf16ps multiplies bfloat16 pairs exactly and adds them
+/// to float32 sums; the six terms of each 32-wide K chunk go into the same sums in that
+/// order, whichever row block or tile a row is in, so a row's result does not depend on
+/// the other rows of the call.
+
+/// x[0, n) split into three planes (plane j at p + j * plane), each part the top 16 bits
+/// of what remains; p[n, pad) zero in every plane.
+RAGPP_NN_AVX512 inline void split_bf16x3(const float* x, std::size_t n, std::size_t pad, std::uint16_t* p,
+                                         std::size_t plane) noexcept {
+    const __m512i top = _mm512_set1_epi32(static_cast<int>(0xFFFF0000U));
+    for (std::size_t i = 0; i < pad; i += 16) {
+        const __mmask16 in = i < n ? tail_mask16(n - i) : static_cast<__mmask16>(0);
+        const __mmask16 out = tail_mask16(pad - i);
+        const __m512 a = _mm512_maskz_loadu_ps(in, x + i);
+        const __m512i h0 = _mm512_and_si512(_mm512_castps_si512(a), top);
+        const __m512 r1 = _mm512_sub_ps(a, _mm512_castsi512_ps(h0));
+        const __m512i h1 = _mm512_and_si512(_mm512_castps_si512(r1), top);
+        const __m512i h2 = _mm512_castps_si512(_mm512_sub_ps(r1, _mm512_castsi512_ps(h1)));
+        _mm256_mask_storeu_epi16(p + i, out, _mm512_cvtepi32_epi16(_mm512_srli_epi32(h0, 16)));
+        _mm256_mask_storeu_epi16(p + plane + i, out, _mm512_cvtepi32_epi16(_mm512_srli_epi32(h1, 16)));
+        _mm256_mask_storeu_epi16(p + 2 * plane + i, out, _mm512_cvtepi32_epi16(_mm512_srli_epi32(h2, 16)));
+    }
+}
+
+/// Rows x 32 floats of C (Rows 32 or 16; `ldc` bytes apart) = cin (`ldin` bytes apart;
+/// null: zeros) + the bf16x6 products of the A rows by one K block of a B panel, between
+/// amx_begin and amx_end. A: plane j of row r at a + j * aplane + r * lda (`lda` in
+/// elements), `2 * kq` parts a row, kq a multiple of 16. B: pair row q at b + 192 q (the
+/// three planes' 64 parts each: 32 columns x 2 k). Tiles 0-1: A (rows 0-15, 16-31);
+/// 2-3: B (columns 0-15, 16-31); 4-7: C.
+template <int Rows>
+RAGPP_NN_AMXBF16 inline void amx_bf16x6_block(const std::uint16_t* a, std::size_t lda, std::size_t aplane,
+                                             const std::uint16_t* b, std::size_t kq, const float* cin,
+                                             std::size_t ldin, float* c, std::size_t ldc) noexcept {
+    static_assert(Rows == 16 || Rows == 32);
+    const std::size_t la = lda * 2, half = 16 * la;
+    if (cin) {
+        _tile_loadd(4, cin, ldin);
+        _tile_loadd(5, cin + 16, ldin);
+        if constexpr (Rows == 32) {
+            _tile_loadd(6, reinterpret_cast<const char*>(cin) + 16 * ldin, ldin);
+            _tile_loadd(7, reinterpret_cast<const char*>(cin) + 16 * ldin + 64, ldin);
+        }
+    } else {
+        _tile_zero(4);
+        _tile_zero(5);
+        if constexpr (Rows == 32) {
+            _tile_zero(6);
+            _tile_zero(7);
+        }
+    }
+    for (std::size_t q = 0; q < kq; q += 16) {
+        const std::uint16_t* bq = b + q * 192;
+        const std::uint16_t* aq = a + 2 * q;
+#define RAGPP_NN_LA(j)                                                                          \
+    _tile_loadd(0, aq + (j) * aplane, la);                                                      \
+    if constexpr (Rows == 32) _tile_loadd(1, reinterpret_cast<const char*>(aq + (j) * aplane) + half, la);
+#define RAGPP_NN_LB(j)                     \
+    _tile_loadd(2, bq + (j) * 64, 384);    \
+    _tile_loadd(3, bq + (j) * 64 + 32, 384);
+#define RAGPP_NN_DP              \
+    _tile_dpbf16ps(4, 0, 2);     \
+    _tile_dpbf16ps(5, 0, 3);     \
+    if constexpr (Rows == 32) {  \
+        _tile_dpbf16ps(6, 1, 2); \
+        _tile_dpbf16ps(7, 1, 3); \
+    }
+        // a0 b0, a0 b1, a0 b2, a1 b1, a1 b0, a2 b0: 16 tile loads for 24 products.
+        RAGPP_NN_LA(0) RAGPP_NN_LB(0) RAGPP_NN_DP
+        RAGPP_NN_LB(1) RAGPP_NN_DP
+        RAGPP_NN_LB(2) RAGPP_NN_DP
+        RAGPP_NN_LA(1) RAGPP_NN_LB(1) RAGPP_NN_DP
+        RAGPP_NN_LB(0) RAGPP_NN_DP
+        RAGPP_NN_LA(2) RAGPP_NN_DP
+#undef RAGPP_NN_LA
+#undef RAGPP_NN_LB
+#undef RAGPP_NN_DP
+    }
+    _tile_stored(4, c, ldc);
+    _tile_stored(5, c + 16, ldc);
+    if constexpr (Rows == 32) {
+        _tile_stored(6, reinterpret_cast<char*>(c) + 16 * ldc, ldc);
+        _tile_stored(7, reinterpret_cast<char*>(c) + 16 * ldc + 64, ldc);
+    }
+}
+
+/// y rows [0, mr) x columns [0, nr) (`ldy` floats apart) = the sums in cs (32 floats a
+/// row) + bias (32 floats), then the GELU if `gelu` (gelu512: gelu_erf's function).
+RAGPP_NN_AVX512 inline void amx_bf16_finish(const float* cs, std::size_t mr, std::size_t nr, const float* bias, float* y,
+                                            std::size_t ldy, bool gelu) noexcept {
+    const __m512 b0 = _mm512_loadu_ps(bias), b1 = _mm512_loadu_ps(bias + 16);
+    const __mmask16 m0 = tail_mask16(nr), m1 = nr > 16 ? tail_mask16(nr - 16) : static_cast<__mmask16>(0);
+    for (std::size_t i = 0; i < mr; ++i) {
+        __m512 v0 = _mm512_add_ps(_mm512_load_ps(cs + i * 32), b0);
+        __m512 v1 = _mm512_add_ps(_mm512_load_ps(cs + i * 32 + 16), b1);
+        if (gelu) {
+            v0 = gelu512(v0);
+            v1 = gelu512(v1);
+        }
+        _mm512_mask_storeu_ps(y + i * ldy, m0, v0);
+        _mm512_mask_storeu_ps(y + i * ldy + 16, m1, v1);
+    }
+}
 #endif
 
 inline constexpr std::size_t kMRvnni256 = 6;
@@ -1377,6 +1496,9 @@ inline constexpr std::size_t kKC = 192, kKCwide = 1536, kMC = 192;
 // the whole encoder within that machine's noise). At K = 1536 the rows of 384 would be
 // 2.4 MB, past L2.
 inline constexpr std::size_t kMCshortK = 384, kShortK = 384;
+// The AMX-BF16 path's K block (LinearF32::run_amx), in parts: the rows' three planes
+// (mc x kc x 6 bytes) in L2, a B panel's block (kc x 192 bytes) beside them.
+inline constexpr std::size_t kKCbf16 = 768;
 [[nodiscard]] constexpr std::size_t f32_row_block(std::size_t k) noexcept { return k <= kShortK ? kMCshortK : kMC; }
 // Rows per block of the int8 driver (quantized once, then swept over all of N): 192
 // (K = 1536: 288 KB of packed rows, in L2); on the EPYC about 2% faster than 48 and 96 on
@@ -1430,15 +1552,42 @@ inline void gemm_packed(Isa isa, std::size_t m, std::size_t n, std::size_t k, fl
 
 }  // namespace impl
 
+void gelu_erf(float* x, std::size_t n, Isa isa);
+
+/// Whether LinearF32 runs its products on the AMX-BF16 tiles on the path `isa` (already
+/// usable): Isa::amx on a CPU with AMX-BF16 (every AMX CPU so far has it).
+[[nodiscard]] inline bool f32_on_amx(Isa isa) noexcept {
+#if RAGPP_NN_X86 && defined(__linux__)
+    return isa == Isa::amx && cpu_features().amx_bf16;
+#else
+    (void)isa;
+    return false;
+#endif
+}
+
 /// y = x W^T + b for a torch-layout weight matrix.
+///
+/// The weights are kept in the one layout the path they are built for reads (by default
+/// this CPU's): float32 panels for the FMA kernels, or, where f32_on_amx, their exact
+/// bfloat16 parts for the AMX tiles (six products per multiply: split_bf16x3's comment;
+/// 6 bytes a weight instead of 4, the float32 panels not kept). A call on a path of the
+/// other layout converts the weights for that call: exact both ways, but slow.
 class LinearF32 {
 public:
     LinearF32() = default;
     /// `weights`: n_out rows of n_in floats; `bias`: n_out floats or nullptr (no bias).
-    LinearF32(const float* weights, std::size_t n_out, std::size_t n_in, const float* bias)
-        : n_out_(n_out), n_in_(n_in), w_(panels() * impl::kNR * n_in), b_(panels() * impl::kNR, 0.0f) {
+    /// `isa`: the path whose layout is kept (the one forward() without an Isa runs).
+    LinearF32(const float* weights, std::size_t n_out, std::size_t n_in, const float* bias, Isa isa = active_isa())
+        : n_out_(n_out), n_in_(n_in), kpad_((n_in + 31) / 32 * 32), b_(panels() * impl::kNR, 0.0f) {
         // W^T viewed as B[k = n_in][n = n_out]: element (p, o) at weights[o * n_in + p].
-        if (n_out > 0 && n_in > 0) impl::pack_b(n_out, n_in, weights, 1, n_in, w_.data());
+        if (n_out > 0 && n_in > 0) {
+            if (f32_on_amx(usable(isa))) {
+                wb_ = pack_bf16([&](std::size_t o, std::size_t p) { return weights[o * n_in + p]; });
+            } else {
+                w_.resize(panels() * impl::kNR * n_in);
+                impl::pack_b(n_out, n_in, weights, 1, n_in, w_.data());
+            }
+        }
         if (bias) std::copy(bias, bias + n_out, b_.begin());
     }
 
@@ -1448,9 +1597,10 @@ public:
     /// x: m rows of n_in floats (contiguous); y: m rows of n_out floats (contiguous).
     void forward(const float* x, std::size_t m, float* y) const { forward(x, m, y, active_isa()); }
     /// The same on the code path `isa` (tests; an unsupported one falls back), with K in
-    /// blocks of `k_block` (0: this CPU's; tests run the others).
+    /// blocks of `k_block` (0: this CPU's; tests run the others; the AMX path's blocks
+    /// are its own, and do not change its sums).
     void forward(const float* x, std::size_t m, float* y, Isa isa, std::size_t k_block = 0) const {
-        impl::gemm_packed(isa, m, n_out_, n_in_, 1.0f, x, n_in_, w_.data(), 0.0f, y, n_out_, b_.data(), k_block);
+        run(x, m, y, isa, k_block, false);
     }
     /// y = GELU(x W^T + b): forward() then gelu_erf() in one pass (the GELU applied to each
     /// tile of y as it is computed, the same function: the same floats).
@@ -1459,9 +1609,138 @@ public:
 
 private:
     [[nodiscard]] std::size_t panels() const noexcept { return (n_out_ + impl::kNR - 1) / impl::kNR; }
-    std::size_t n_out_ = 0, n_in_ = 0;
-    AlignedVector<float> w_;  // panels of 32 output columns x n_in, zero padded
-    AlignedVector<float> b_;  // n_out, zero padded to the panels
+
+    /// The bfloat16 parts of W^T (weight(o, p) = W[o][p]): per panel of 32 columns, per
+    /// pair of k (kpad_ / 2 of them, zeros past n_in), the three planes' 32 x 2 parts
+    /// ([panel][pair][plane][column][k & 1]: amx_bf16x6_block's B).
+    template <class Weight>
+    [[nodiscard]] AlignedVector<std::uint16_t> pack_bf16(Weight weight) const {
+        AlignedVector<std::uint16_t> out(panels() * kpad_ * 96, 0);
+        for (std::size_t o = 0; o < n_out_; ++o)
+            for (std::size_t p = 0; p < n_in_; ++p) {
+                const float w = weight(o, p);
+                std::uint32_t bits;
+                std::memcpy(&bits, &w, 4);
+                std::uint16_t* e = out.data() + ((o / impl::kNR) * (kpad_ / 2) + p / 2) * 192 + (o % impl::kNR) * 2 + p % 2;
+                for (int j = 0; j < 3; ++j) {
+                    const std::uint32_t part = bits & 0xFFFF0000U;
+                    e[j * 64] = static_cast<std::uint16_t>(part >> 16);
+                    float fp, rest;
+                    std::memcpy(&fp, &part, 4);
+                    std::memcpy(&rest, &bits, 4);
+                    rest -= fp;
+                    std::memcpy(&bits, &rest, 4);
+                }
+            }
+        return out;
+    }
+
+    /// The float32 panels back from the parts (each weight their exact sum).
+    [[nodiscard]] AlignedVector<float> unpack_bf16() const {
+        AlignedVector<float> out(panels() * impl::kNR * n_in_, 0.0f);
+        for (std::size_t o = 0; o < n_out_; ++o)
+            for (std::size_t p = 0; p < n_in_; ++p) {
+                const std::uint16_t* e = wb_.data() + ((o / impl::kNR) * (kpad_ / 2) + p / 2) * 192 + (o % impl::kNR) * 2 + p % 2;
+                float sum = 0.0f;
+                for (int j = 0; j < 3; ++j) {
+                    const std::uint32_t bits = std::uint32_t{e[j * 64]} << 16;
+                    float part;
+                    std::memcpy(&part, &bits, 4);
+                    sum += part;
+                }
+                out[((o / impl::kNR) * n_in_ + p) * impl::kNR + o % impl::kNR] = sum;
+            }
+        return out;
+    }
+
+    void run(const float* x, std::size_t m, float* y, Isa isa, std::size_t k_block, bool gelu) const {
+        isa = usable(isa);
+        if (n_in_ == 0 || n_out_ == 0) {  // no products: the bias alone (then the GELU)
+            for (std::size_t i = 0; i < m; ++i) std::copy_n(b_.data(), n_out_, y + i * n_out_);
+            if (gelu) gelu_erf(y, m * n_out_, isa);
+            return;
+        }
+#if RAGPP_NN_X86 && defined(__linux__)
+        if (f32_on_amx(isa)) {
+            if (!wb_.empty()) {
+                run_amx(x, m, y, wb_.data(), gelu);
+            } else {
+                const AlignedVector<std::uint16_t> wb = pack_bf16([&](std::size_t o, std::size_t p) {
+                    return w_[((o / impl::kNR) * n_in_ + p) * impl::kNR + o % impl::kNR];
+                });
+                run_amx(x, m, y, wb.data(), gelu);
+            }
+            return;
+        }
+#endif
+        const AlignedVector<float> converted = w_.empty() ? unpack_bf16() : AlignedVector<float>{};
+        impl::gemm_packed(isa, m, n_out_, n_in_, 1.0f, x, n_in_, w_.empty() ? converted.data() : w_.data(), 0.0f, y,
+                          n_out_, b_.data(), k_block, gelu);
+    }
+
+#if RAGPP_NN_X86 && defined(__linux__)
+    /// Isa::amx with AMX-BF16: blocks of rows split into their bfloat16 planes, K block by
+    /// K block (kKCbf16 parts); each B panel's block runs down the rows 32 at a time (16 for
+    /// a last block of at most 16), the sums kept in y between K blocks (in a 32 x 32
+    /// scratch where the block is not whole), bias and GELU applied on the last.
+    RAGPP_NN_AMXBF16 void run_amx(const float* x, std::size_t m, float* y, const std::uint16_t* wb,
+                                  bool gelu) const {
+        const std::size_t K = kpad_, N = n_out_, kh = K / 2;
+        const std::size_t KC = std::min(K, impl::kKCbf16), MC = n_in_ <= impl::kShortK ? impl::kMCshortK : impl::kMC;
+        const std::size_t mc_max = (std::min(MC, m) + 15) / 16 * 16;
+        std::uint16_t* planes = impl::scratch<std::uint16_t, 2>(3 * mc_max * KC);
+        float* cs = impl::scratch<float, 3>(32 * 32);
+        impl::amx_begin();
+        for (std::size_t ic = 0; ic < m; ic += MC) {
+            const std::size_t mc = std::min(MC, m - ic), mpad = (mc + 15) / 16 * 16;
+            for (std::size_t k0 = 0; k0 < K; k0 += KC) {
+                const std::size_t kc = std::min(KC, K - k0), plane = mpad * kc;
+                const bool first = k0 == 0, last = k0 + kc == K;
+                const std::size_t valid = n_in_ > k0 ? std::min(kc, n_in_ - k0) : 0;
+                for (std::size_t r = 0; r < mc; ++r) impl::split_bf16x3(x + (ic + r) * n_in_ + k0, valid, kc, planes + r * kc, plane);
+                for (std::size_t j = 0; j < 3; ++j) std::memset(planes + j * plane + mc * kc, 0, (mpad - mc) * kc * 2);
+                for (std::size_t col = 0; col < N; col += impl::kNR) {
+                    const std::uint16_t* bp = wb + ((col / impl::kNR) * kh + k0 / 2) * 192;
+                    const std::size_t nr = std::min(impl::kNR, N - col);
+                    const bool more = col + impl::kNR < N;
+                    impl::PanelPrefetch pf(more ? bp + kh * 192 : nullptr, kc * 192, (mc + 31) / 32);
+                    for (std::size_t ir = 0; ir < mc; ir += 32) {
+                        pf.step();
+                        const std::size_t mr = std::min<std::size_t>(32, mc - ir), rows = mr <= 16 ? 16 : 32;
+                        const bool whole = mr == rows && nr == impl::kNR;
+                        float* yc = y + (ic + ir) * N + col;
+                        const float* cin = nullptr;
+                        std::size_t ldin = 128;
+                        if (!first && whole) {
+                            cin = yc;
+                            ldin = N * 4;
+                        } else if (!first) {
+                            for (std::size_t i = 0; i < mr; ++i) std::memcpy(cs + i * 32, yc + i * N, nr * 4);
+                            cin = cs;
+                        }
+                        float* c = !last && whole ? yc : cs;
+                        const std::size_t ldc = !last && whole ? N * 4 : 128;
+                        const std::uint16_t* a = planes + ir * kc;
+                        if (rows == 32) impl::amx_bf16x6_block<32>(a, kc, plane, bp, kc / 2, cin, ldin, c, ldc);
+                        else impl::amx_bf16x6_block<16>(a, kc, plane, bp, kc / 2, cin, ldin, c, ldc);
+                        if (last) {
+                            impl::amx_bf16_finish(cs, mr, nr, b_.data() + col, yc, N, gelu);
+                        } else if (!whole) {
+                            for (std::size_t i = 0; i < mr; ++i) std::memcpy(yc + i * N, cs + i * 32, nr * 4);
+                        }
+                    }
+                }
+            }
+        }
+        impl::amx_end();
+    }
+
+#endif
+
+    std::size_t n_out_ = 0, n_in_ = 0, kpad_ = 0;
+    AlignedVector<float> w_;           // panels of 32 output columns x n_in, zero padded (FMA paths)
+    AlignedVector<std::uint16_t> wb_;  // or the bfloat16 parts (pack_bf16; f32_on_amx)
+    AlignedVector<float> b_;           // n_out, zero padded to the panels
 };
 
 /// The same layer with int8 weights (per output channel) and per-row dynamic int8
@@ -1769,12 +2048,7 @@ inline void attention(std::size_t n, std::size_t heads, std::size_t d, float sca
 }
 
 inline void LinearF32::forward_gelu(const float* x, std::size_t m, float* y, Isa isa, std::size_t k_block) const {
-    if (n_in_ == 0) {  // no products: the bias alone, then the GELU
-        forward(x, m, y, isa, k_block);
-        gelu_erf(y, m * n_out_, isa);
-        return;
-    }
-    impl::gemm_packed(isa, m, n_out_, n_in_, 1.0f, x, n_in_, w_.data(), 0.0f, y, n_out_, b_.data(), k_block, true);
+    run(x, m, y, isa, k_block, true);
 }
 inline void softmax(float* x, std::size_t n) { softmax(x, n, active_isa()); }
 
