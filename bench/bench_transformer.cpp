@@ -10,8 +10,8 @@
 // product, attention, ...: RAGPP_TRANSFORMER_STAGE_TIMES); the max abs difference of
 // the float32 vectors to torch's, the smallest int8-to-float32 cosine, and whether the
 // tokenizer reproduced the ids, the kernels' path (isa) and how float32 products run
-// ("amx_bf16x6" on the AMX-BF16 tiles, else "fma"; RAGPP_SIMD=avx512 picks the FMA ones). --group-tokens: TransformerEmbedderOptions::group_tokens
-// (0: each batch as one group).
+// ("amx_bf16x6" on the AMX-BF16 tiles, else "fma"; RAGPP_SIMD=avx512 picks the FMA ones).
+// --group-tokens: TransformerEmbedderOptions::group_tokens (0: each batch as one group).
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -10,8 +10,9 @@ runs torch (float32 and dynamic int8, OpenBLAS with OPENBLAS_CORETYPE=SkylakeX: 
 OpenBLAS 0.3.21 does not know this CPU and otherwise falls back to slow generic kernels)
 and then BUILD_DIR/bench/bench_transformer (float32 and int8, one thread, then two; then
 float32 at one thread again under RAGPP_SIMD=avx512, the FMA kernels, where the default
-path runs float32 on the AMX-BF16 tiles), so all see the same machine. With --ort (the onnxruntime-node package, from `npm install
---ignore-scripts onnxruntime-node`: its CPU library is inside the package), each round also
+path runs float32 on the AMX-BF16 tiles), so all see the same machine. With --ort (the
+onnxruntime-node package, from `npm install --ignore-scripts onnxruntime-node`: its CPU
+library is inside the package), each round also
 runs ONNX Runtime on the same model exported from torch (bench/onnx_export.py writes
 MODEL_DIR/model.onnx on the first run) and the same token ids, compute only
 (bench/ort_encoder_bench.cjs, with Node), on one intra-op thread and on its default (one per

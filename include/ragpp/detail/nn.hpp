@@ -824,12 +824,12 @@ RAGPP_NN_AVX512 inline void split_bf16x3(const float* x, std::size_t n, std::siz
 /// parts) at a + j * aplane + 512 t, 16 rows of 64 bytes one after the other (one tile
 /// load reads 1 KB in a row: 15% faster than rows `K` parts apart, read from L2, in a
 /// one-off scratch program on a Sapphire Rapids core; the float32 encoder 2-3% faster,
-/// whole-process paired runs), rows 16-31 `ahalf` parts further.
-/// kq (pairs of k) a multiple of 16. B in whole tiles too: for K chunk t, plane j's tile of
-/// columns 0-15 at b + 3072 t + 1024 j (16 pair rows of 16 columns x 2 k, 64 bytes each),
-/// columns 16-31 512 parts further (3% faster than pair rows holding all three planes, in
-/// that scratch program; the encoder level within the noise). Tiles 0-1: A (rows 0-15, 16-31); 2-3: B (columns 0-15, 16-31);
-/// 4-7: C.
+/// whole-process paired runs), rows 16-31 `ahalf` parts further. kq (pairs of k) a
+/// multiple of 16. B in whole tiles too: for K chunk t, plane j's tile of columns 0-15 at
+/// b + 3072 t + 1024 j (16 pair rows of 16 columns x 2 k, 64 bytes each), columns 16-31
+/// 512 parts further (3% faster than pair rows holding all three planes, in that scratch
+/// program; the encoder level within the noise). Tiles 0-1: A (rows 0-15, 16-31); 2-3: B
+/// (columns 0-15, 16-31); 4-7: C.
 template <int Rows>
 RAGPP_NN_AMXBF16 inline void amx_bf16x6_block(const std::uint16_t* a, std::size_t aplane, std::size_t ahalf,
                                              const std::uint16_t* b, std::size_t kq, const float* cin,

@@ -473,8 +473,8 @@ private:
     static constexpr std::size_t kFfnRows = 192;
     // Float32 on the AMX tiles (detail/nn.hpp's LinearF32): 384 (the intermediate product
     // 5-9% faster than at 192 in bench_transformer's stage times on a Sapphire Rapids core,
-    // 2026-12-07, four rounds in turns; the output product level; its rows 2.4 MB, past L2,
-    // but the tiles read them one K block at a time).
+    // 2026-12-07, one-off builds with the constant changed, four rounds in turns; the output
+    // product level; its rows 2.4 MB, past L2, but the tiles read them one K block at a time).
     static constexpr std::size_t kFfnRowsAmx = 384;
 
     /// x <- LayerNorm(y + x) row by row (y is overwritten, then swapped in).
